@@ -1,0 +1,91 @@
+//! Streaming events and the stream's envelope (spec §3.2.3, §4.2).
+
+use serde::{Deserialize, Serialize};
+
+use crate::Metadata;
+use crate::ids::{ContextId, TaskId};
+use crate::message::Message;
+use crate::serde_util;
+use crate::task::{Artifact, Task, TaskStatus};
+
+/// A task's status changed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TaskStatusUpdateEvent {
+    /// The task.
+    #[serde(default, deserialize_with = "serde_util::nullable")]
+    #[serde(skip_serializing_if = "TaskId::is_empty")]
+    pub task_id: TaskId,
+    /// The task's context.
+    #[serde(default, deserialize_with = "serde_util::nullable")]
+    #[serde(skip_serializing_if = "ContextId::is_empty")]
+    pub context_id: ContextId,
+    /// The new status.
+    pub status: TaskStatus,
+    /// Free-form data.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<Metadata>,
+}
+
+/// A task produced an artifact, or another chunk of one.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TaskArtifactUpdateEvent {
+    /// The task.
+    #[serde(default, deserialize_with = "serde_util::nullable")]
+    #[serde(skip_serializing_if = "TaskId::is_empty")]
+    pub task_id: TaskId,
+    /// The task's context.
+    #[serde(default, deserialize_with = "serde_util::nullable")]
+    #[serde(skip_serializing_if = "ContextId::is_empty")]
+    pub context_id: ContextId,
+    /// The artifact, or the chunk to append.
+    pub artifact: Artifact,
+    /// Append these parts to the artifact with the same id instead of replacing it.
+    #[serde(default, deserialize_with = "serde_util::nullable")]
+    #[serde(skip_serializing_if = "serde_util::is_false")]
+    pub append: bool,
+    /// This is the artifact's final chunk.
+    #[serde(default, deserialize_with = "serde_util::nullable")]
+    #[serde(skip_serializing_if = "serde_util::is_false")]
+    pub last_chunk: bool,
+    /// Free-form data.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<Metadata>,
+}
+
+/// One event of a stream (and the payload of a push notification): exactly one of four kinds.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum StreamResponse {
+    /// A snapshot of the task; the first event of a task stream.
+    Task(Task),
+    /// A direct reply; the only event of a message stream.
+    Message(Message),
+    /// The task's status changed.
+    StatusUpdate(TaskStatusUpdateEvent),
+    /// The task produced an artifact chunk.
+    ArtifactUpdate(TaskArtifactUpdateEvent),
+}
+
+impl StreamResponse {
+    /// The task this event is about, if any.
+    pub fn task_id(&self) -> Option<&TaskId> {
+        match self {
+            Self::Task(task) => Some(&task.id),
+            Self::Message(message) => message.task_id.as_ref(),
+            Self::StatusUpdate(event) => Some(&event.task_id),
+            Self::ArtifactUpdate(event) => Some(&event.task_id),
+        }
+    }
+
+    /// Whether this event ends a stream: a message, or a task or status in a settled state.
+    pub fn is_final(&self) -> bool {
+        match self {
+            Self::Message(_) => true,
+            Self::Task(task) => task.status.state.is_settled(),
+            Self::StatusUpdate(event) => event.status.state.is_settled(),
+            Self::ArtifactUpdate(_) => false,
+        }
+    }
+}

@@ -1,0 +1,113 @@
+//! The idempotency extension (`https://a2a-rust.com/extensions/idempotency/v1`).
+//!
+//! A client attaches an unguessable key to a send; a server that honours the extension runs
+//! the send once per key and answers every retry with the task the first attempt created.
+//! The key travels in `Message.metadata` under [`IDEMPOTENCY_METADATA_KEY`], and
+//! [`set_key`] declares [`IDEMPOTENCY_EXTENSION_URI`] in `Message.extensions` beside it. A key
+//! present without the URI is still a key: whoever set it meant to be deduplicated.
+//!
+//! Keys are scoped to the tenant (and the authenticated caller, when there is one), never to
+//! the context. Generate them with [`generate_key`]; never derive them from message content.
+
+use serde_json::Value;
+
+use crate::extensions::{attach, metadata_value};
+use crate::message::Message;
+
+/// The extension's URI, as listed on agent cards and in `Message.extensions`.
+pub const IDEMPOTENCY_EXTENSION_URI: &str = "https://a2a-rust.com/extensions/idempotency/v1";
+/// The `Message.metadata` key the idempotency key is stored under.
+pub const IDEMPOTENCY_METADATA_KEY: &str = "a2a-rust.com/idempotency-key";
+/// The shortest key accepted, in bytes.
+pub const MIN_KEY_LEN: usize = 16;
+/// The longest key accepted, in bytes.
+pub const MAX_KEY_LEN: usize = 255;
+
+/// Why a string is not an acceptable idempotency key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, thiserror::Error)]
+#[non_exhaustive]
+pub enum KeyError {
+    /// Fewer than [`MIN_KEY_LEN`] bytes.
+    #[error(
+        "idempotency key is too short: use at least 16 bytes from a CSPRNG, such as idempotency::generate_key()"
+    )]
+    TooShort,
+    /// More than [`MAX_KEY_LEN`] bytes.
+    #[error("idempotency key is too long: use at most 255 bytes, such as idempotency::generate_key()")]
+    TooLong,
+    /// A byte other than an ASCII letter, digit, `-`, `_`, `.` or `:`.
+    #[error(
+        "idempotency key has a character outside ASCII letters, digits, '-', '_', '.' and ':': render random bytes as hex or URL-safe base64"
+    )]
+    InvalidCharacter,
+    /// The metadata value under the key's name is not a JSON string.
+    #[error("metadata[\"a2a-rust.com/idempotency-key\"] must be a JSON string holding the key")]
+    NotAString,
+}
+
+fn is_key_byte(byte: u8) -> bool {
+    byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'_' | b'.' | b':')
+}
+
+/// Checks that `key` is 16..=255 bytes of ASCII letters, digits, `-`, `_`, `.` and `:`.
+///
+/// The length rules reject counters and words; they cannot detect a long key with little
+/// entropy, so generate keys from a CSPRNG ([`generate_key`]).
+pub fn validate_key(key: &str) -> Result<(), KeyError> {
+    if key.len() > MAX_KEY_LEN {
+        return Err(KeyError::TooLong);
+    }
+    if !key.bytes().all(is_key_byte) {
+        return Err(KeyError::InvalidCharacter);
+    }
+    if key.len() < MIN_KEY_LEN {
+        return Err(KeyError::TooShort);
+    }
+    Ok(())
+}
+
+/// The message's idempotency key: `Ok(None)` when it has none, an error when the one it has is
+/// malformed.
+pub fn key_of(message: &Message) -> Result<Option<&str>, KeyError> {
+    match metadata_value(message, IDEMPOTENCY_METADATA_KEY) {
+        None => Ok(None),
+        Some(Value::String(key)) => validate_key(key).map(|()| Some(key.as_str())),
+        Some(_) => Err(KeyError::NotAString),
+    }
+}
+
+/// Attaches `key` to the message (replacing any earlier key) and declares the extension once.
+/// Nothing changes when the key is invalid.
+pub fn set_key(message: &mut Message, key: &str) -> Result<(), KeyError> {
+    validate_key(key)?;
+    attach(
+        message,
+        IDEMPOTENCY_EXTENSION_URI,
+        IDEMPOTENCY_METADATA_KEY,
+        Value::String(key.to_owned()),
+    );
+    Ok(())
+}
+
+/// Whether the message declares the idempotency extension in `Message.extensions`.
+pub fn declares_extension(message: &Message) -> bool {
+    message.declares(IDEMPOTENCY_EXTENSION_URI)
+}
+
+/// A fresh key: 32 bytes from the operating system's CSPRNG, as 64 lowercase hex digits.
+///
+/// # Panics
+///
+/// If the operating system cannot provide random bytes, which leaves no safe way to make a key.
+pub fn generate_key() -> String {
+    let mut bytes = [0u8; 32];
+    getrandom::fill(&mut bytes).expect("the OS random number generator is unavailable");
+    let mut key = String::with_capacity(64);
+    for byte in bytes {
+        key.push(char::from(HEX[usize::from(byte >> 4)]));
+        key.push(char::from(HEX[usize::from(byte & 0x0f)]));
+    }
+    key
+}
+
+const HEX: &[u8; 16] = b"0123456789abcdef";

@@ -1,0 +1,114 @@
+//! ProtoJSON enums: written as their proto names, read from the name, the proto number, or the
+//! lowercase names that A2A v0.3 peers still send.
+
+/// Declares a ProtoJSON enum. Each variant lists its proto name, its number, and legacy aliases.
+macro_rules! proto_enum {
+    (
+        $(#[$doc:meta])*
+        pub enum $name:ident {
+            $( $(#[$vdoc:meta])* $variant:ident = ($proto:literal, $num:literal $(, $alias:literal)*) ),+ $(,)?
+        }
+    ) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum $name {
+            $( $(#[$vdoc])* $variant, )+
+        }
+
+        impl $name {
+            /// Every value, in proto order.
+            pub const ALL: &'static [$name] = &[$($name::$variant),+];
+
+            /// The proto name, as written on the wire.
+            pub fn as_str(self) -> &'static str {
+                match self { $($name::$variant => $proto,)+ }
+            }
+
+            /// The proto field number.
+            pub fn number(self) -> i32 {
+                match self { $($name::$variant => $num,)+ }
+            }
+
+            /// Reads a proto name, or a legacy (v0.3) alias.
+            pub fn from_name(name: &str) -> Option<Self> {
+                match name {
+                    $($proto $(| $alias)* => Some($name::$variant),)+
+                    _ => None,
+                }
+            }
+
+            /// Reads a proto number.
+            pub fn from_number(number: i64) -> Option<Self> {
+                match number {
+                    $($num => Some($name::$variant),)+
+                    _ => None,
+                }
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+
+        impl std::str::FromStr for $name {
+            type Err = $crate::proto_enum::UnknownEnumValue;
+
+            fn from_str(s: &str) -> Result<Self, Self::Err> {
+                Self::from_name(s).ok_or_else(|| $crate::proto_enum::UnknownEnumValue {
+                    enum_name: stringify!($name),
+                    value: s.chars().take(64).collect(),
+                    expected: &[$($proto),+],
+                })
+            }
+        }
+
+        impl serde::Serialize for $name {
+            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                serializer.serialize_str(self.as_str())
+            }
+        }
+
+        impl<'de> serde::Deserialize<'de> for $name {
+            fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                struct Visitor;
+                impl serde::de::Visitor<'_> for Visitor {
+                    type Value = $name;
+
+                    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                        write!(f, "a {} name such as {:?}", stringify!($name), $name::ALL[1 % $name::ALL.len()].as_str())
+                    }
+
+                    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<$name, E> {
+                        v.parse().map_err(E::custom)
+                    }
+
+                    fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<$name, E> {
+                        $name::from_number(v).ok_or_else(|| E::custom(format!("unknown {} number {v}", stringify!($name))))
+                    }
+
+                    fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<$name, E> {
+                        let v = i64::try_from(v).map_err(|_| E::custom("enum number out of range"))?;
+                        self.visit_i64(v)
+                    }
+                }
+                deserializer.deserialize_any(Visitor)
+            }
+        }
+    };
+}
+
+pub(crate) use proto_enum;
+
+/// A string that names no value of a ProtoJSON enum.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid {enum_name} value {value:?}: must be one of {}", expected.join(", "))]
+pub struct UnknownEnumValue {
+    /// The enum's Rust name.
+    pub enum_name: &'static str,
+    /// The value that was given (at most 64 characters of it).
+    pub value: String,
+    /// The accepted proto names.
+    pub expected: &'static [&'static str],
+}

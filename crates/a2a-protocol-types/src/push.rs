@@ -1,0 +1,58 @@
+//! Push notification configuration (spec §4.3).
+
+use serde::{Deserialize, Serialize};
+
+use crate::ids::TaskId;
+use crate::serde_util;
+
+/// How the agent authenticates to the client's webhook.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AuthenticationInfo {
+    /// The HTTP auth scheme, such as `Bearer`.
+    pub scheme: String,
+    /// The credentials for that scheme.
+    #[serde(default, deserialize_with = "serde_util::non_empty_string")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub credentials: Option<String>,
+}
+
+/// A webhook the agent posts task updates to.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TaskPushNotificationConfig {
+    /// The tenant, if the agent is multi-tenant.
+    #[serde(default, deserialize_with = "serde_util::nullable")]
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub tenant: String,
+    /// The configuration's id; assigned by the server when empty.
+    #[serde(default, deserialize_with = "serde_util::nullable")]
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub id: String,
+    /// The task it applies to.
+    #[serde(default, deserialize_with = "serde_util::nullable")]
+    #[serde(skip_serializing_if = "TaskId::is_empty")]
+    pub task_id: TaskId,
+    /// The webhook URL.
+    pub url: String,
+    /// A token the agent sends back, so the client can check the notification is expected.
+    #[serde(default, deserialize_with = "serde_util::non_empty_string")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub token: Option<String>,
+    /// How to authenticate to the webhook.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub authentication: Option<AuthenticationInfo>,
+}
+
+/// The answer to `ListTaskPushNotificationConfigs`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ListTaskPushNotificationConfigsResponse {
+    /// The configurations.
+    #[serde(default, deserialize_with = "serde_util::nullable")]
+    pub configs: Vec<TaskPushNotificationConfig>,
+    /// Pass as `pageToken` for the next page; empty on the last page.
+    #[serde(default, deserialize_with = "serde_util::nullable")]
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub next_page_token: String,
+}

@@ -1,0 +1,218 @@
+//! Security schemes an agent card declares (spec §4.5), as OpenAPI describes them.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::serde_util;
+
+/// One way to authenticate to the agent: exactly one of five kinds.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum SecurityScheme {
+    /// An API key in a header, query parameter or cookie.
+    #[serde(rename = "apiKeySecurityScheme")]
+    ApiKey(ApiKeySecurityScheme),
+    /// HTTP authentication, such as Bearer or Basic.
+    #[serde(rename = "httpAuthSecurityScheme")]
+    HttpAuth(HttpAuthSecurityScheme),
+    /// OAuth 2.0.
+    #[serde(rename = "oauth2SecurityScheme")]
+    OAuth2(OAuth2SecurityScheme),
+    /// OpenID Connect.
+    #[serde(rename = "openIdConnectSecurityScheme")]
+    OpenIdConnect(OpenIdConnectSecurityScheme),
+    /// Mutual TLS.
+    #[serde(rename = "mtlsSecurityScheme")]
+    MutualTls(MutualTlsSecurityScheme),
+}
+
+/// An API key.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ApiKeySecurityScheme {
+    /// What it is for.
+    #[serde(default, deserialize_with = "serde_util::non_empty_string")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// Where the key goes: `query`, `header` or `cookie`.
+    pub location: String,
+    /// The header, query parameter or cookie name.
+    pub name: String,
+}
+
+/// HTTP authentication (RFC 7235).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HttpAuthSecurityScheme {
+    /// What it is for.
+    #[serde(default, deserialize_with = "serde_util::non_empty_string")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// The scheme name, such as `Bearer`.
+    pub scheme: String,
+    /// A hint of the bearer token's format, such as `JWT`.
+    #[serde(default, deserialize_with = "serde_util::non_empty_string")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bearer_format: Option<String>,
+}
+
+/// OAuth 2.0.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OAuth2SecurityScheme {
+    /// What it is for.
+    #[serde(default, deserialize_with = "serde_util::non_empty_string")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// The flow the agent supports.
+    pub flows: OAuthFlows,
+    /// The RFC 8414 authorization server metadata URL.
+    #[serde(default, deserialize_with = "serde_util::non_empty_string")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub oauth2_metadata_url: Option<String>,
+}
+
+/// OpenID Connect.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OpenIdConnectSecurityScheme {
+    /// What it is for.
+    #[serde(default, deserialize_with = "serde_util::non_empty_string")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// The OpenID Connect discovery URL.
+    pub open_id_connect_url: String,
+}
+
+/// Mutual TLS.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MutualTlsSecurityScheme {
+    /// What it is for.
+    #[serde(default, deserialize_with = "serde_util::non_empty_string")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+}
+
+/// An OAuth 2.0 flow: exactly one of five kinds.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum OAuthFlows {
+    /// The authorization code flow.
+    AuthorizationCode(AuthorizationCodeOAuthFlow),
+    /// The client credentials flow.
+    ClientCredentials(ClientCredentialsOAuthFlow),
+    /// The implicit flow (deprecated by OAuth 2.1).
+    Implicit(ImplicitOAuthFlow),
+    /// The password flow (deprecated by OAuth 2.1).
+    Password(PasswordOAuthFlow),
+    /// The device code flow (RFC 8628).
+    DeviceCode(DeviceCodeOAuthFlow),
+}
+
+/// Scope names and what they grant.
+pub type Scopes = BTreeMap<String, String>;
+
+/// The authorization code flow.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AuthorizationCodeOAuthFlow {
+    /// The authorization endpoint.
+    pub authorization_url: String,
+    /// The token endpoint.
+    pub token_url: String,
+    /// The refresh endpoint.
+    #[serde(default, deserialize_with = "serde_util::non_empty_string")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub refresh_url: Option<String>,
+    /// The scopes.
+    #[serde(default, deserialize_with = "serde_util::nullable")]
+    pub scopes: Scopes,
+    /// Whether PKCE (RFC 7636) is required.
+    #[serde(default, deserialize_with = "serde_util::nullable")]
+    #[serde(skip_serializing_if = "serde_util::is_false")]
+    pub pkce_required: bool,
+}
+
+/// The client credentials flow.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ClientCredentialsOAuthFlow {
+    /// The token endpoint.
+    pub token_url: String,
+    /// The refresh endpoint.
+    #[serde(default, deserialize_with = "serde_util::non_empty_string")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub refresh_url: Option<String>,
+    /// The scopes.
+    #[serde(default, deserialize_with = "serde_util::nullable")]
+    pub scopes: Scopes,
+}
+
+/// The implicit flow.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ImplicitOAuthFlow {
+    /// The authorization endpoint.
+    #[serde(default, deserialize_with = "serde_util::non_empty_string")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub authorization_url: Option<String>,
+    /// The refresh endpoint.
+    #[serde(default, deserialize_with = "serde_util::non_empty_string")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub refresh_url: Option<String>,
+    /// The scopes.
+    #[serde(default, deserialize_with = "serde_util::nullable")]
+    pub scopes: Scopes,
+}
+
+/// The password flow.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PasswordOAuthFlow {
+    /// The token endpoint.
+    #[serde(default, deserialize_with = "serde_util::non_empty_string")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub token_url: Option<String>,
+    /// The refresh endpoint.
+    #[serde(default, deserialize_with = "serde_util::non_empty_string")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub refresh_url: Option<String>,
+    /// The scopes.
+    #[serde(default, deserialize_with = "serde_util::nullable")]
+    pub scopes: Scopes,
+}
+
+/// The device code flow.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DeviceCodeOAuthFlow {
+    /// The device authorization endpoint.
+    pub device_authorization_url: String,
+    /// The token endpoint.
+    pub token_url: String,
+    /// The refresh endpoint.
+    #[serde(default, deserialize_with = "serde_util::non_empty_string")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub refresh_url: Option<String>,
+    /// The scopes.
+    #[serde(default, deserialize_with = "serde_util::nullable")]
+    pub scopes: Scopes,
+}
+
+/// A list of strings; the proto wraps map values in it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StringList {
+    /// The strings.
+    #[serde(default, deserialize_with = "serde_util::nullable")]
+    pub list: Vec<String>,
+}
+
+/// Schemes that must all be satisfied, each with the scopes it needs.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SecurityRequirement {
+    /// Scheme name (a key of the card's `securitySchemes`) to required scopes.
+    #[serde(default, deserialize_with = "serde_util::nullable")]
+    pub schemes: BTreeMap<String, StringList>,
+}
