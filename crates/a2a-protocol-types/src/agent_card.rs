@@ -22,7 +22,8 @@ pub const AGENT_CARD_PATH: &str = "/.well-known/agent-card.json";
 
 /// An agent's self-description, served at [`AGENT_CARD_PATH`].
 ///
-/// `name`, `description` and `version` are always written; other unset fields are omitted.
+/// Required members (`name`, `description`, `version`, `capabilities`, the interface, mode and
+/// skill lists) are always written, as spec §8.4.1 asks; other unset members are omitted.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AgentCard {
@@ -34,7 +35,6 @@ pub struct AgentCard {
     pub description: String,
     /// Where the agent listens, in order of its preference.
     #[serde(default, deserialize_with = "serde_util::nullable")]
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub supported_interfaces: Vec<AgentInterface>,
     /// Who runs the agent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -52,21 +52,20 @@ pub struct AgentCard {
     #[serde(default, deserialize_with = "serde_util::nullable")]
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub security_schemes: BTreeMap<String, SecurityScheme>,
-    /// Which schemes a caller must satisfy (any one entry).
-    #[serde(default, deserialize_with = "serde_util::nullable")]
+    /// Which schemes a caller must satisfy (any one entry). Also read from the v0.3 name
+    /// `security`, in either shape.
+    #[serde(default, alias = "security")]
+    #[serde(deserialize_with = "crate::security::requirements_any_shape")]
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub security_requirements: Vec<SecurityRequirement>,
     /// Media types it accepts by default.
     #[serde(default, deserialize_with = "serde_util::nullable")]
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub default_input_modes: Vec<String>,
     /// Media types it produces by default.
     #[serde(default, deserialize_with = "serde_util::nullable")]
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub default_output_modes: Vec<String>,
     /// What it can do.
     #[serde(default, deserialize_with = "serde_util::nullable")]
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub skills: Vec<AgentSkill>,
     /// JWS signatures over the card.
     #[serde(default, deserialize_with = "serde_util::nullable")]
@@ -233,7 +232,8 @@ pub struct AgentSkill {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub output_modes: Vec<String>,
     /// Security requirements specific to this skill.
-    #[serde(default, deserialize_with = "serde_util::nullable")]
+    #[serde(default, alias = "security")]
+    #[serde(deserialize_with = "crate::security::requirements_any_shape")]
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub security_requirements: Vec<SecurityRequirement>,
 }

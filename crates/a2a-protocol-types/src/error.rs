@@ -313,8 +313,10 @@ impl A2aError {
 
     /// Adds a `RetryInfo` advising the delay before a retry.
     pub fn with_retry_after(mut self, delay: Duration) -> Self {
-        self.details.retain(|d| !matches!(d, ErrorDetail::RetryInfo(_)));
-        self.details.push(ErrorDetail::RetryInfo(RetryInfo { retry_delay: delay }));
+        self.details
+            .retain(|d| !matches!(d, ErrorDetail::RetryInfo(_)));
+        self.details
+            .push(ErrorDetail::RetryInfo(RetryInfo { retry_delay: delay }));
         self
     }
 
@@ -322,7 +324,10 @@ impl A2aError {
     pub fn task_not_found(task_id: &str) -> Self {
         Self::new(
             ErrorKind::TaskNotFound,
-            format!("task {} does not exist or is not accessible", quoted(task_id)),
+            format!(
+                "task {} does not exist or is not accessible",
+                quoted(task_id)
+            ),
         )
         .with_metadata("taskId", truncate(task_id))
     }
@@ -452,6 +457,51 @@ impl A2aError {
             message: body.error.message.clone(),
             details: body.error.details.clone(),
         }
+    }
+}
+
+impl A2aError {
+    /// Reads any error body a peer may answer with over HTTP: the `google.rpc.Status` shape of
+    /// spec §11.6, or an RFC 9457 `application/problem+json` body (whose `type` URL's last
+    /// segment, such as `version-not-supported`, names the kind). Falls back to the status.
+    pub fn from_http_value(status: u16, body: &Value) -> Self {
+        if let Ok(parsed) = HttpErrorBody::deserialize(body) {
+            return Self::from_http(status, &parsed);
+        }
+        let text = |key: &str| body.get(key).and_then(Value::as_str).unwrap_or("");
+        let by_type = text("type")
+            .rsplit('/')
+            .next()
+            .map(|slug| slug.replace('-', "_").to_ascii_uppercase())
+            .and_then(|reason| ErrorKind::from_reason(&reason));
+        let fallback = Self::from_http(
+            status,
+            &HttpErrorBody {
+                error: HttpError {
+                    code: i32::from(status),
+                    status: String::new(),
+                    message: String::new(),
+                    details: Vec::new(),
+                },
+            },
+        );
+        let message = [text("detail"), text("title"), text("message")]
+            .into_iter()
+            .find(|m| !m.is_empty())
+            .map(str::to_owned)
+            .unwrap_or_else(|| format!("HTTP {status}"));
+        let mut error = Self::new(by_type.unwrap_or(fallback.kind), message);
+        if let Some(Value::Array(violations)) = body.get("errors") {
+            for violation in violations {
+                let field = violation.get("field").and_then(Value::as_str).unwrap_or("");
+                let description = violation
+                    .get("message")
+                    .and_then(Value::as_str)
+                    .unwrap_or("");
+                error = error.with_field_violation(field, description);
+            }
+        }
+        error
     }
 }
 

@@ -33,7 +33,9 @@ pub enum KeyError {
     )]
     TooShort,
     /// More than [`MAX_KEY_LEN`] bytes.
-    #[error("idempotency key is too long: use at most 255 bytes, such as idempotency::generate_key()")]
+    #[error(
+        "idempotency key is too long: use at most 255 bytes, such as idempotency::generate_key()"
+    )]
     TooLong,
     /// A byte other than an ASCII letter, digit, `-`, `_`, `.` or `:`.
     #[error(

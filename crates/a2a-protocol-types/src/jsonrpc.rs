@@ -86,7 +86,11 @@ pub struct JsonRpcRequest {
     /// Must be `"2.0"`.
     pub jsonrpc: String,
     /// The request id.
-    #[serde(default, deserialize_with = "present", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub id: Option<JsonRpcId>,
     /// The method name.
     pub method: String,
@@ -184,13 +188,17 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for JsonRpcResponse<T> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let wire = WireResponse::<T>::deserialize(deserializer)?;
         if wire.jsonrpc.as_deref() != Some(JSONRPC_VERSION) {
-            return Err(D::Error::custom("not a JSON-RPC 2.0 response (jsonrpc must be \"2.0\")"));
+            return Err(D::Error::custom(
+                "not a JSON-RPC 2.0 response (jsonrpc must be \"2.0\")",
+            ));
         }
         let outcome = match (wire.result, wire.error) {
             (_, Some(error)) => Err(error),
             (Some(result), None) => Ok(result),
             (None, None) => {
-                return Err(D::Error::custom("JSON-RPC response has neither result nor error"));
+                return Err(D::Error::custom(
+                    "JSON-RPC response has neither result nor error",
+                ));
             }
         };
         Ok(Self {

@@ -41,6 +41,11 @@ pub mod security;
 pub mod task;
 pub mod timestamp;
 
+/// The README's code blocks compile and pass as doctests, so the README stays true.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+struct ReadmeDoctests;
+
 /// Free-form JSON object (`google.protobuf.Struct`), used for every `metadata` field.
 pub type Metadata = serde_json::Map<String, serde_json::Value>;
 

@@ -35,7 +35,11 @@ pub type Role = MessageRole;
 #[serde(rename_all = "camelCase")]
 pub struct Message {
     /// Unique per message, chosen by the sender.
-    #[serde(rename = "messageId", default, deserialize_with = "serde_util::nullable")]
+    #[serde(
+        rename = "messageId",
+        default,
+        deserialize_with = "serde_util::nullable"
+    )]
     #[serde(skip_serializing_if = "MessageId::is_empty")]
     pub id: MessageId,
     /// Who sent it.
@@ -117,7 +121,9 @@ impl Message {
     /// Declares `uri` in `extensions`, once.
     pub fn declare_extension(&mut self, uri: &str) {
         if !self.declares(uri) {
-            self.extensions.get_or_insert_with(Vec::new).push(uri.to_owned());
+            self.extensions
+                .get_or_insert_with(Vec::new)
+                .push(uri.to_owned());
         }
     }
 }
@@ -310,7 +316,9 @@ impl<'de> Deserialize<'de> for Part {
                 "a part must hold exactly one of `text`, `raw`, `url` or `data`",
             ));
         }
-        let content = contents.pop().ok_or_else(|| D::Error::custom("empty part"))?;
+        let content = contents
+            .pop()
+            .ok_or_else(|| D::Error::custom("empty part"))?;
         Ok(Part {
             content,
             metadata: wire.metadata,

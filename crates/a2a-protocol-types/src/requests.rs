@@ -61,7 +61,9 @@ impl SendMessageRequest {
 
     /// Whether the caller asked to get the task back before it settles.
     pub fn returns_immediately(&self) -> bool {
-        self.configuration.as_ref().is_some_and(|c| c.return_immediately)
+        self.configuration
+            .as_ref()
+            .is_some_and(|c| c.return_immediately)
     }
 
     /// The requested history length, if any.

@@ -216,3 +216,35 @@ pub struct SecurityRequirement {
     #[serde(default, deserialize_with = "serde_util::nullable")]
     pub schemes: BTreeMap<String, StringList>,
 }
+
+/// Reads security requirements in the v1.0 shape (`[{"schemes": {"name": {"list": [...]}}}]`)
+/// or the v0.3 / OpenAPI shape (`[{"name": ["scope", ...]}]`).
+pub(crate) fn requirements_any_shape<'de, D>(
+    deserializer: D,
+) -> Result<Vec<SecurityRequirement>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+{
+    use serde::de::Error as _;
+    use serde_json::Value;
+
+    let items: Vec<serde_json::Map<String, Value>> = serde_util::nullable(deserializer)?;
+    items
+        .into_iter()
+        .map(|item| {
+            let is_v1 = item.len() == 1 && item.get("schemes").is_some_and(Value::is_object);
+            if is_v1 {
+                return SecurityRequirement::deserialize(Value::Object(item))
+                    .map_err(D::Error::custom);
+            }
+            let schemes = item
+                .into_iter()
+                .map(|(name, scopes)| {
+                    let list = Vec::<String>::deserialize(scopes).map_err(D::Error::custom)?;
+                    Ok((name, StringList { list }))
+                })
+                .collect::<Result<_, D::Error>>()?;
+            Ok(SecurityRequirement { schemes })
+        })
+        .collect()
+}

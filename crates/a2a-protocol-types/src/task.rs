@@ -112,7 +112,11 @@ pub struct Task {
 
 impl Task {
     /// A task with the given ids and status, and nothing else.
-    pub fn new(id: impl Into<TaskId>, context_id: impl Into<ContextId>, status: TaskStatus) -> Self {
+    pub fn new(
+        id: impl Into<TaskId>,
+        context_id: impl Into<ContextId>,
+        status: TaskStatus,
+    ) -> Self {
         Self {
             id: id.into(),
             context_id: context_id.into(),

@@ -40,7 +40,10 @@ fn choosing_a_key() {
     // Long enough to be a key rather than a counter or a word.
     assert_eq!(validate_key("retry"), Err(KeyError::TooShort));
     assert!(validate_key(&"a".repeat(MIN_KEY_LEN)).is_ok());
-    assert_eq!(validate_key(&"a".repeat(MAX_KEY_LEN + 1)), Err(KeyError::TooLong));
+    assert_eq!(
+        validate_key(&"a".repeat(MAX_KEY_LEN + 1)),
+        Err(KeyError::TooLong)
+    );
 
     // ASCII alphanumerics and `-`, `_`, `.`, `:` only. A key reaches store keys
     // and log lines, and a newline in either is where log injection starts.

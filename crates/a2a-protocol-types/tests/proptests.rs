@@ -1,0 +1,429 @@
+//! Property tests: the wire types survive a JSON round trip, and `validate_key` accepts exactly
+//! the keys the extension allows.
+
+use std::collections::BTreeMap;
+
+use a2a_protocol_types::agent_card::{AgentCardSignature, AgentProvider};
+use a2a_protocol_types::idempotency::{MAX_KEY_LEN, MIN_KEY_LEN, generate_key, validate_key};
+use a2a_protocol_types::security::{
+    ApiKeySecurityScheme, ClientCredentialsOAuthFlow, HttpAuthSecurityScheme, OAuth2SecurityScheme,
+    OAuthFlows, OpenIdConnectSecurityScheme, SecurityRequirement, SecurityScheme, StringList,
+};
+use a2a_protocol_types::*;
+use proptest::collection::{btree_map, vec};
+use proptest::option;
+use proptest::prelude::*;
+use serde_json::{Map, Value};
+
+fn text() -> impl Strategy<Value = String> {
+    "[a-zA-Z0-9 _./:-]{0,24}"
+}
+
+fn non_empty_text() -> impl Strategy<Value = String> {
+    "[a-zA-Z0-9 _./:\u{e9}\u{1f600}-]{1,24}"
+}
+
+fn json_leaf() -> impl Strategy<Value = Value> {
+    prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::Bool),
+        any::<i64>().prop_map(Value::from),
+        text().prop_map(Value::String),
+    ]
+}
+
+fn json_value() -> impl Strategy<Value = Value> {
+    json_leaf().prop_recursive(3, 16, 4, |inner| {
+        prop_oneof![
+            vec(inner.clone(), 0..4).prop_map(Value::Array),
+            btree_map(non_empty_text(), inner, 0..4)
+                .prop_map(|m| Value::Object(m.into_iter().collect())),
+        ]
+    })
+}
+
+fn metadata() -> impl Strategy<Value = Option<Metadata>> {
+    option::of(
+        btree_map(non_empty_text(), json_value(), 0..4)
+            .prop_map(|m| m.into_iter().collect::<Map<String, Value>>()),
+    )
+}
+
+fn timestamp() -> impl Strategy<Value = Timestamp> {
+    (0i64..4_102_444_800_000).prop_map(|ms| Timestamp::from_unix_millis(ms).expect("in range"))
+}
+
+fn part() -> impl Strategy<Value = Part> {
+    let content = prop_oneof![
+        text().prop_map(PartContent::Text),
+        vec(any::<u8>(), 0..48).prop_map(PartContent::Raw),
+        non_empty_text().prop_map(PartContent::Url),
+        json_value()
+            .prop_filter("null data reads as unset", |v| !v.is_null())
+            .prop_map(PartContent::Data),
+    ];
+    (
+        content,
+        metadata(),
+        option::of(non_empty_text()),
+        option::of(non_empty_text()),
+    )
+        .prop_map(|(content, metadata, filename, media_type)| Part {
+            content,
+            metadata,
+            filename,
+            media_type,
+        })
+}
+
+fn role() -> impl Strategy<Value = MessageRole> {
+    prop_oneof![Just(MessageRole::User), Just(MessageRole::Agent)]
+}
+
+fn non_empty_list<T: std::fmt::Debug>(
+    item: impl Strategy<Value = T>,
+) -> impl Strategy<Value = Option<Vec<T>>> {
+    option::of(vec(item, 1..4))
+}
+
+fn message() -> impl Strategy<Value = Message> {
+    (
+        text(),
+        role(),
+        vec(part(), 0..4),
+        option::of(non_empty_text()),
+        option::of(non_empty_text()),
+        non_empty_list(non_empty_text()),
+        non_empty_list(non_empty_text()),
+        metadata(),
+    )
+        .prop_map(
+            |(id, role, parts, context_id, task_id, references, extensions, metadata)| Message {
+                id: MessageId::new(id),
+                role,
+                parts,
+                context_id: context_id.map(ContextId::new),
+                task_id: task_id.map(TaskId::new),
+                reference_task_ids: references.map(|r| r.into_iter().map(TaskId::new).collect()),
+                extensions,
+                metadata,
+            },
+        )
+}
+
+fn state() -> impl Strategy<Value = TaskState> {
+    proptest::sample::select(TaskState::ALL.to_vec())
+}
+
+fn status() -> impl Strategy<Value = TaskStatus> {
+    (state(), option::of(message()), option::of(timestamp())).prop_map(
+        |(state, message, timestamp)| TaskStatus {
+            state,
+            message,
+            timestamp,
+        },
+    )
+}
+
+fn artifact() -> impl Strategy<Value = Artifact> {
+    (
+        text(),
+        option::of(non_empty_text()),
+        option::of(non_empty_text()),
+        vec(part(), 0..3),
+        metadata(),
+        vec(non_empty_text(), 0..3),
+    )
+        .prop_map(
+            |(id, name, description, parts, metadata, extensions)| Artifact {
+                artifact_id: ArtifactId::new(id),
+                name,
+                description,
+                parts,
+                metadata,
+                extensions,
+            },
+        )
+}
+
+fn task() -> impl Strategy<Value = Task> {
+    (
+        non_empty_text(),
+        text(),
+        status(),
+        vec(artifact(), 0..3),
+        vec(message(), 0..3),
+        metadata(),
+    )
+        .prop_map(
+            |(id, context_id, status, artifacts, history, metadata)| Task {
+                id: TaskId::new(id),
+                context_id: ContextId::new(context_id),
+                status,
+                artifacts,
+                history,
+                metadata,
+            },
+        )
+}
+
+fn stream_response() -> impl Strategy<Value = StreamResponse> {
+    prop_oneof![
+        task().prop_map(StreamResponse::Task),
+        message().prop_map(StreamResponse::Message),
+        (text(), text(), status(), metadata()).prop_map(|(t, c, status, metadata)| {
+            StreamResponse::StatusUpdate(TaskStatusUpdateEvent {
+                task_id: TaskId::new(t),
+                context_id: ContextId::new(c),
+                status,
+                metadata,
+            })
+        }),
+        (
+            text(),
+            text(),
+            artifact(),
+            any::<bool>(),
+            any::<bool>(),
+            metadata()
+        )
+            .prop_map(|(t, c, artifact, append, last_chunk, metadata)| {
+                StreamResponse::ArtifactUpdate(TaskArtifactUpdateEvent {
+                    task_id: TaskId::new(t),
+                    context_id: ContextId::new(c),
+                    artifact,
+                    append,
+                    last_chunk,
+                    metadata,
+                })
+            }),
+    ]
+}
+
+fn security_scheme() -> impl Strategy<Value = SecurityScheme> {
+    prop_oneof![
+        (option::of(non_empty_text()), text(), text()).prop_map(|(description, location, name)| {
+            SecurityScheme::ApiKey(ApiKeySecurityScheme {
+                description,
+                location,
+                name,
+            })
+        }),
+        (text(), option::of(non_empty_text())).prop_map(|(scheme, bearer_format)| {
+            SecurityScheme::HttpAuth(HttpAuthSecurityScheme {
+                description: None,
+                scheme,
+                bearer_format,
+            })
+        }),
+        (text(), btree_map(non_empty_text(), text(), 0..3)).prop_map(|(token_url, scopes)| {
+            SecurityScheme::OAuth2(OAuth2SecurityScheme {
+                description: None,
+                flows: OAuthFlows::ClientCredentials(ClientCredentialsOAuthFlow {
+                    token_url,
+                    refresh_url: None,
+                    scopes,
+                }),
+                oauth2_metadata_url: None,
+            })
+        }),
+        text().prop_map(
+            |url| SecurityScheme::OpenIdConnect(OpenIdConnectSecurityScheme {
+                description: None,
+                open_id_connect_url: url,
+            })
+        ),
+    ]
+}
+
+fn requirement() -> impl Strategy<Value = SecurityRequirement> {
+    btree_map(non_empty_text(), vec(non_empty_text(), 0..3), 1..3).prop_map(|schemes| {
+        SecurityRequirement {
+            schemes: schemes
+                .into_iter()
+                .map(|(k, list)| (k, StringList { list }))
+                .collect::<BTreeMap<_, _>>(),
+        }
+    })
+}
+
+fn extension() -> impl Strategy<Value = AgentExtension> {
+    (
+        non_empty_text(),
+        option::of(non_empty_text()),
+        any::<bool>(),
+        metadata(),
+    )
+        .prop_map(|(uri, description, required, params)| AgentExtension {
+            uri,
+            description,
+            required,
+            params,
+        })
+}
+
+fn capabilities() -> impl Strategy<Value = AgentCapabilities> {
+    (
+        option::of(any::<bool>()),
+        option::of(any::<bool>()),
+        non_empty_list(extension()),
+        option::of(any::<bool>()),
+    )
+        .prop_map(|(streaming, push, extensions, extended)| {
+            let mut capabilities = AgentCapabilities::none();
+            capabilities.streaming = streaming;
+            capabilities.push_notifications = push;
+            capabilities.extensions = extensions;
+            capabilities.extended_agent_card = extended;
+            capabilities
+        })
+}
+
+fn skill() -> impl Strategy<Value = AgentSkill> {
+    (
+        text(),
+        text(),
+        text(),
+        vec(text(), 0..3),
+        vec(text(), 0..3),
+        vec(requirement(), 0..2),
+    )
+        .prop_map(|(id, name, description, tags, examples, security)| {
+            let mut skill = AgentSkill::new(id, name, description, tags);
+            skill.examples = examples;
+            skill.security_requirements = security;
+            skill
+        })
+}
+
+fn agent_card() -> impl Strategy<Value = AgentCard> {
+    let interfaces = vec(
+        (text(), text(), text(), text()).prop_map(|(url, binding, tenant, version)| {
+            let mut interface = AgentInterface::new(url, binding).with_tenant(tenant);
+            interface.protocol_version = version;
+            interface
+        }),
+        0..3,
+    );
+    (
+        (
+            text(),
+            text(),
+            text(),
+            interfaces,
+            option::of((text(), text())),
+        ),
+        (
+            option::of(text()),
+            capabilities(),
+            btree_map(non_empty_text(), security_scheme(), 0..3),
+        ),
+        (
+            vec(requirement(), 0..2),
+            vec(text(), 0..3),
+            vec(text(), 0..3),
+        ),
+        (
+            vec(skill(), 0..3),
+            vec((text(), text(), metadata()), 0..2),
+            option::of(text()),
+        ),
+    )
+        .prop_map(
+            |(
+                (name, description, version, interfaces, provider),
+                (documentation_url, capabilities, security_schemes),
+                (security_requirements, inputs, outputs),
+                (skills, signatures, icon_url),
+            )| {
+                let mut card = AgentCard::new(name, description, version);
+                card.supported_interfaces = interfaces;
+                card.provider =
+                    provider.map(|(url, organization)| AgentProvider { url, organization });
+                card.documentation_url = documentation_url;
+                card.capabilities = capabilities;
+                card.security_schemes = security_schemes;
+                card.security_requirements = security_requirements;
+                card.default_input_modes = inputs;
+                card.default_output_modes = outputs;
+                card.skills = skills;
+                card.signatures = signatures
+                    .into_iter()
+                    .map(|(protected, signature, header)| AgentCardSignature {
+                        protected,
+                        signature,
+                        header,
+                    })
+                    .collect();
+                card.icon_url = icon_url;
+                card
+            },
+        )
+}
+
+fn round_trips<T>(value: &T) -> Result<(), TestCaseError>
+where
+    T: serde::Serialize + serde::de::DeserializeOwned + PartialEq + std::fmt::Debug,
+{
+    let json = serde_json::to_string(value).map_err(|e| TestCaseError::fail(e.to_string()))?;
+    let back: T =
+        serde_json::from_str(&json).map_err(|e| TestCaseError::fail(format!("{e}: {json}")))?;
+    prop_assert_eq!(&back, value, "{}", json);
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    #[test]
+    fn messages_round_trip(message in message()) {
+        round_trips(&message)?;
+    }
+
+    #[test]
+    fn tasks_round_trip(task in task()) {
+        round_trips(&task)?;
+    }
+
+    #[test]
+    fn stream_responses_round_trip(event in stream_response()) {
+        round_trips(&event)?;
+    }
+
+    #[test]
+    fn agent_cards_round_trip(card in agent_card()) {
+        round_trips(&card)?;
+    }
+
+    #[test]
+    fn accepted_keys_have_only_allowed_bytes_and_a_length_in_range(key in "\\PC{0,300}") {
+        if validate_key(&key).is_ok() {
+            prop_assert!((MIN_KEY_LEN..=MAX_KEY_LEN).contains(&key.len()));
+            prop_assert!(key.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_.:".contains(&b)));
+        }
+    }
+
+    #[test]
+    fn keys_of_allowed_bytes_and_length_are_accepted(key in "[A-Za-z0-9_.:-]{16,255}") {
+        prop_assert_eq!(validate_key(&key), Ok(()));
+    }
+
+    #[test]
+    fn any_key_with_a_forbidden_byte_is_refused(
+        prefix in "[A-Za-z0-9_.:-]{0,100}",
+        bad in any::<char>().prop_filter("forbidden", |c| !(c.is_ascii_alphanumeric() || "-_.:".contains(*c))),
+        suffix in "[A-Za-z0-9_.:-]{0,100}",
+    ) {
+        let key = format!("{prefix}{bad}{suffix}");
+        prop_assert!(validate_key(&key).is_err());
+    }
+}
+
+#[test]
+fn generated_keys_are_valid_and_distinct() {
+    let a = generate_key();
+    let b = generate_key();
+    assert_eq!(validate_key(&a), Ok(()));
+    assert_eq!(a.len(), 64);
+    assert_ne!(a, b);
+}
