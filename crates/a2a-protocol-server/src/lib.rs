@@ -1,9 +1,34 @@
 //! Building A2A v1.0 agents.
 //!
-//! This crate grows into the server framework: the agent executor, the request handler, task
-//! stores and the JSON-RPC and HTTP+JSON bindings. Today it holds nothing beyond its name.
+//! Implement [`AgentExecutor`], hand it to a [`RequestHandler`] with a [`store::TaskStore`],
+//! and serve it with [`A2aServer`] on JSON-RPC and HTTP+JSON (both on one port, or either
+//! alone). Every bundled store honours the idempotency extension: a retried keyed send returns
+//! the task the first attempt created, and the agent runs once (see [`idempotency`]).
+//!
+//! ```no_run
+//! use a2a_protocol_server::agents::EchoAgent;
+//! use a2a_protocol_server::{A2aServer, RequestHandler};
+//!
+//! # async fn run() -> std::io::Result<()> {
+//! let handler = RequestHandler::builder(EchoAgent::new()).build();
+//! let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
+//! A2aServer::new(handler).serve(listener, std::future::pending()).await
+//! # }
+//! ```
 
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+pub mod agents;
+mod bindings;
+pub mod executor;
+mod handler;
+pub mod idempotency;
+mod runtime;
+mod server;
+pub mod store;
+
 pub use a2a_protocol_types as types;
+pub use executor::{AgentExecutor, CallerIdentity, CancelContext, EventSink, RequestContext};
+pub use handler::{CallContext, EventStream, HandlerConfig, RequestHandler, RequestHandlerBuilder};
+pub use server::{A2aServer, CallerResolver, ServerConfig};

@@ -1,0 +1,179 @@
+//! What both bindings do the same way: service parameters (`A2A-Version`, `A2A-Extensions`),
+//! the caller, content types and body limits.
+
+use a2a_protocol_types::extensions::{
+    EXTENSIONS_HEADER, format_extensions_header, parse_extensions_header,
+};
+use a2a_protocol_types::{A2aError, AgentCard, ErrorKind};
+use axum::body::{Body, Bytes};
+use http::header::CONTENT_TYPE;
+use http::{HeaderMap, HeaderValue};
+use http_body_util::{BodyExt, LengthLimitError, Limited};
+
+use super::AppState;
+use crate::handler::CallContext;
+
+/// The versions this server speaks.
+pub(crate) const SUPPORTED_VERSIONS: &[&str] = &["1.0"];
+/// The header carrying the protocol version.
+pub(crate) const VERSION_HEADER: &str = "A2A-Version";
+
+/// Checks `A2A-Version` (header, or query parameter of the same name). A missing value means
+/// 0.3 (spec §3.6.2), which this server does not speak unless configured to assume 1.0.
+pub(crate) fn check_version(
+    state: &AppState,
+    headers: &HeaderMap,
+    query: Option<&str>,
+) -> Result<(), A2aError> {
+    let from_query = query.and_then(|q| {
+        serde_urlencoded::from_str::<Vec<(String, String)>>(q)
+            .ok()?
+            .into_iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(VERSION_HEADER))
+            .map(|(_, v)| v)
+    });
+    let requested = headers
+        .get(VERSION_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .map(|v| v.trim().to_owned())
+        .or(from_query)
+        .filter(|v| !v.is_empty());
+    let requested = match requested {
+        Some(v) => v,
+        None if state.config.require_version_header => "0.3".to_owned(),
+        None => return Ok(()),
+    };
+    let major_minor: String = requested.split('.').take(2).collect::<Vec<_>>().join(".");
+    if SUPPORTED_VERSIONS.contains(&major_minor.as_str()) {
+        Ok(())
+    } else {
+        Err(A2aError::version_not_supported(
+            &requested,
+            SUPPORTED_VERSIONS,
+        ))
+    }
+}
+
+/// The caller and the extensions the request activates.
+pub(crate) fn call_context(state: &AppState, headers: &HeaderMap) -> CallContext {
+    let caller = state
+        .config
+        .caller
+        .as_ref()
+        .and_then(|resolve| resolve(headers));
+    CallContext::default()
+        .with_caller(caller)
+        .with_extensions(requested_extensions(headers))
+}
+
+fn requested_extensions(headers: &HeaderMap) -> Vec<String> {
+    let joined: Vec<&str> = headers
+        .get_all(EXTENSIONS_HEADER)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .collect();
+    parse_extensions_header(&joined.join(","))
+}
+
+/// The `A2A-Extensions` response header: the requested (or message-declared) extensions this
+/// agent supports.
+pub(crate) fn activated_extensions(
+    card: &AgentCard,
+    ctx: &CallContext,
+    declared: &[String],
+) -> Option<HeaderValue> {
+    let activated: Vec<&str> = ctx
+        .extensions
+        .iter()
+        .chain(declared)
+        .map(String::as_str)
+        .filter(|uri| card.supports_extension(uri))
+        .fold(Vec::new(), |mut acc, uri| {
+            if !acc.contains(&uri) {
+                acc.push(uri);
+            }
+            acc
+        });
+    if activated.is_empty() {
+        return None;
+    }
+    HeaderValue::from_str(&format_extensions_header(&activated)).ok()
+}
+
+/// Refuses a body declared as anything but JSON. A missing `Content-Type` is accepted.
+pub(crate) fn check_json_content_type(headers: &HeaderMap) -> Result<(), A2aError> {
+    let Some(value) = headers.get(CONTENT_TYPE) else {
+        return Ok(());
+    };
+    let media_type = value
+        .to_str()
+        .unwrap_or("")
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
+    if matches!(
+        media_type.as_str(),
+        "application/json" | "application/a2a+json"
+    ) {
+        return Ok(());
+    }
+    Err(A2aError::new(
+        ErrorKind::ContentTypeNotSupported,
+        format!(
+            "Content-Type {:?} is not supported; send application/json or application/a2a+json",
+            media_type.chars().take(64).collect::<String>()
+        ),
+    ))
+}
+
+/// Why a body could not be read.
+pub(crate) enum BodyError {
+    TooLarge(usize),
+    Unreadable,
+}
+
+impl BodyError {
+    pub(crate) fn into_error(self) -> A2aError {
+        match self {
+            BodyError::TooLarge(limit) => A2aError::new(
+                ErrorKind::InvalidRequest,
+                format!("the request body is larger than this server's limit of {limit} bytes"),
+            ),
+            BodyError::Unreadable => A2aError::new(
+                ErrorKind::InvalidRequest,
+                "the request body could not be read",
+            ),
+        }
+    }
+
+    pub(crate) fn status(&self) -> http::StatusCode {
+        match self {
+            BodyError::TooLarge(_) => http::StatusCode::PAYLOAD_TOO_LARGE,
+            BodyError::Unreadable => http::StatusCode::BAD_REQUEST,
+        }
+    }
+}
+
+/// Reads at most `limit` bytes of body.
+pub(crate) async fn read_body(body: Body, limit: usize) -> Result<Bytes, BodyError> {
+    match Limited::new(body, limit).collect().await {
+        Ok(collected) => Ok(collected.to_bytes()),
+        Err(error) if error.downcast_ref::<LengthLimitError>().is_some() => {
+            Err(BodyError::TooLarge(limit))
+        }
+        Err(_) => Err(BodyError::Unreadable),
+    }
+}
+
+/// A `Retry-After` header value for a retryable error.
+pub(crate) fn retry_after(error: &A2aError) -> Option<HeaderValue> {
+    if !error.kind.is_retryable() {
+        return None;
+    }
+    let seconds = error
+        .retry_after()
+        .map_or(1, |d| d.as_secs_f64().ceil().max(1.0) as u64);
+    HeaderValue::from_str(&seconds.to_string()).ok()
+}

@@ -1,0 +1,202 @@
+//! The JSON-RPC 2.0 binding (spec §9): one POST endpoint, PascalCase methods, SSE for streams.
+//! Errors answer HTTP 200 with a JSON-RPC error object, except a retryable refusal (503 with
+//! `Retry-After`) and an oversized body (413).
+
+use a2a_protocol_types::jsonrpc::{
+    JSONRPC_VERSION, JsonRpcId, JsonRpcRequest, JsonRpcResponse, methods,
+};
+use a2a_protocol_types::{A2aError, ErrorKind};
+use axum::body::Body;
+use axum::extract::State;
+use axum::response::{IntoResponse, Response};
+use http::header::{CONTENT_TYPE, RETRY_AFTER};
+use http::{HeaderValue, Request, StatusCode};
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use tracing::Instrument;
+
+use super::common::{self, activated_extensions};
+use super::{AppState, sse};
+use crate::handler::{CallContext, EventStream, RequestHandler};
+
+fn error_response(id: JsonRpcId, error: &A2aError, status: StatusCode) -> Response {
+    let status = if error.kind.is_retryable() {
+        StatusCode::SERVICE_UNAVAILABLE
+    } else {
+        status
+    };
+    let body = JsonRpcResponse::<Value>::error(id, error.to_jsonrpc());
+    let mut response = (status, axum::Json(body)).into_response();
+    if let Some(value) = common::retry_after(error) {
+        response.headers_mut().insert(RETRY_AFTER, value);
+    }
+    response
+}
+
+fn params<T: DeserializeOwned>(params: Option<Value>) -> Result<T, A2aError> {
+    let params = params.unwrap_or_else(|| Value::Object(Default::default()));
+    serde_json::from_value(params).map_err(|error| {
+        A2aError::invalid_params(format!("params are invalid: {error}"))
+            .with_field_violation("params", error.to_string())
+    })
+}
+
+/// The id of a request that could not be read as a whole, if its `id` member is usable.
+fn salvage_id(value: &Value) -> JsonRpcId {
+    value
+        .get("id")
+        .and_then(|id| serde_json::from_value::<JsonRpcId>(id.clone()).ok())
+        .unwrap_or(JsonRpcId::Null)
+}
+
+enum Outcome {
+    Unary(Value),
+    Stream(EventStream),
+}
+
+fn to_value<T: serde::Serialize>(value: T) -> Result<Outcome, A2aError> {
+    serde_json::to_value(value)
+        .map(Outcome::Unary)
+        .map_err(|_| A2aError::internal("the result could not be serialized"))
+}
+
+/// The extensions a send's message declares.
+fn declared_extensions(method: &str, params: Option<&Value>) -> Vec<String> {
+    if method != methods::SEND_MESSAGE && method != methods::SEND_STREAMING_MESSAGE {
+        return Vec::new();
+    }
+    params
+        .and_then(|p| p.get("message"))
+        .and_then(|m| m.get("extensions"))
+        .and_then(|e| serde_json::from_value(e.clone()).ok())
+        .unwrap_or_default()
+}
+
+async fn dispatch(
+    handler: &RequestHandler,
+    method: &str,
+    raw: Option<Value>,
+    ctx: &CallContext,
+) -> Result<Outcome, A2aError> {
+    match method {
+        methods::SEND_MESSAGE => to_value(handler.send_message(params(raw)?, ctx).await?),
+        methods::SEND_STREAMING_MESSAGE => Ok(Outcome::Stream(
+            handler.send_streaming_message(params(raw)?, ctx).await?,
+        )),
+        methods::GET_TASK => to_value(handler.get_task(params(raw)?, ctx).await?),
+        methods::LIST_TASKS => to_value(handler.list_tasks(params(raw)?, ctx).await?),
+        methods::CANCEL_TASK => to_value(handler.cancel_task(params(raw)?, ctx).await?),
+        methods::SUBSCRIBE_TO_TASK => Ok(Outcome::Stream(
+            handler.subscribe_to_task(params(raw)?, ctx).await?,
+        )),
+        methods::CREATE_TASK_PUSH_NOTIFICATION_CONFIG => to_value(
+            handler
+                .create_task_push_notification_config(params(raw)?, ctx)
+                .await?,
+        ),
+        methods::GET_TASK_PUSH_NOTIFICATION_CONFIG => to_value(
+            handler
+                .get_task_push_notification_config(params(raw)?, ctx)
+                .await?,
+        ),
+        methods::LIST_TASK_PUSH_NOTIFICATION_CONFIGS => to_value(
+            handler
+                .list_task_push_notification_configs(params(raw)?, ctx)
+                .await?,
+        ),
+        methods::DELETE_TASK_PUSH_NOTIFICATION_CONFIG => {
+            handler
+                .delete_task_push_notification_config(params(raw)?, ctx)
+                .await?;
+            Ok(Outcome::Unary(Value::Object(Default::default())))
+        }
+        methods::GET_EXTENDED_AGENT_CARD => {
+            to_value(handler.get_extended_agent_card(params(raw)?, ctx).await?)
+        }
+        other => Err(A2aError::new(
+            ErrorKind::MethodNotFound,
+            format!(
+                "method {:?} does not exist; A2A methods are {}",
+                other.chars().take(64).collect::<String>(),
+                methods::ALL.join(", ")
+            ),
+        )),
+    }
+}
+
+pub(crate) async fn handle(State(state): State<AppState>, request: Request<Body>) -> Response {
+    let (parts, body) = request.into_parts();
+    if let Err(error) = common::check_json_content_type(&parts.headers) {
+        return error_response(JsonRpcId::Null, &error, StatusCode::OK);
+    }
+    let bytes = match common::read_body(body, state.config.max_body_bytes).await {
+        Ok(bytes) => bytes,
+        Err(error) => {
+            let status = error.status();
+            return error_response(JsonRpcId::Null, &error.into_error(), status);
+        }
+    };
+    let value: Value = match serde_json::from_slice(&bytes) {
+        Ok(value) => value,
+        Err(error) => {
+            let error = A2aError::new(
+                ErrorKind::ParseError,
+                format!("the body is not valid JSON: {error}"),
+            );
+            return error_response(JsonRpcId::Null, &error, StatusCode::OK);
+        }
+    };
+    let request: JsonRpcRequest = match serde_json::from_value(value.clone()) {
+        Ok(request) => request,
+        Err(error) => {
+            let error = A2aError::new(
+                ErrorKind::InvalidRequest,
+                format!("not a JSON-RPC 2.0 request object: {error}"),
+            );
+            return error_response(salvage_id(&value), &error, StatusCode::OK);
+        }
+    };
+    let id = match (&request.id, request.jsonrpc == JSONRPC_VERSION) {
+        (Some(id), true) => id.clone(),
+        (id, _) => {
+            let error = A2aError::new(
+                ErrorKind::InvalidRequest,
+                "a request needs \"jsonrpc\": \"2.0\" and an id (notifications are not supported)",
+            );
+            return error_response(
+                id.clone().unwrap_or(JsonRpcId::Null),
+                &error,
+                StatusCode::OK,
+            );
+        }
+    };
+    if let Err(error) = common::check_version(&state, &parts.headers, parts.uri.query()) {
+        return error_response(id, &error, StatusCode::OK);
+    }
+    let ctx = common::call_context(&state, &parts.headers);
+    let declared = declared_extensions(&request.method, request.params.as_ref());
+    let span = tracing::info_span!("a2a_request", binding = "jsonrpc", method = %request.method.chars().take(64).collect::<String>());
+    let outcome = dispatch(&state.handler, &request.method, request.params, &ctx)
+        .instrument(span)
+        .await;
+    let mut response = match outcome {
+        Ok(Outcome::Unary(result)) => {
+            axum::Json(JsonRpcResponse::success(id, result)).into_response()
+        }
+        Ok(Outcome::Stream(events)) => sse::respond(&state, events, move |event| {
+            JsonRpcResponse::success(id.clone(), event)
+        }),
+        Err(error) => error_response(id, &error, StatusCode::OK),
+    };
+    if let Some(value) = activated_extensions(state.handler.agent_card(), &ctx, &declared) {
+        response
+            .headers_mut()
+            .insert(a2a_protocol_types::extensions::EXTENSIONS_HEADER, value);
+    }
+    if !response.headers().contains_key(CONTENT_TYPE) {
+        response
+            .headers_mut()
+            .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    }
+    response
+}

@@ -1,0 +1,52 @@
+//! HTTP bindings: one module per binding, each turning HTTP into handler calls and handler
+//! errors into that binding's error body in exactly one place.
+
+mod card;
+mod common;
+mod jsonrpc;
+mod rest;
+mod sse;
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::routing::{get, post};
+use tokio_util::sync::CancellationToken;
+
+use crate::handler::RequestHandler;
+use crate::server::ServerConfig;
+
+/// What every binding's handlers share.
+#[derive(Clone)]
+pub(crate) struct AppState {
+    pub(crate) handler: RequestHandler,
+    pub(crate) config: Arc<ServerConfig>,
+    pub(crate) shutdown: CancellationToken,
+    pub(crate) started: std::time::SystemTime,
+}
+
+pub(crate) fn router(
+    handler: RequestHandler,
+    config: Arc<ServerConfig>,
+    shutdown: CancellationToken,
+) -> Router {
+    let state = AppState {
+        handler,
+        config: Arc::clone(&config),
+        shutdown,
+        started: std::time::SystemTime::now(),
+    };
+    let mut router = Router::new().route(
+        a2a_protocol_types::agent_card::AGENT_CARD_PATH,
+        get(card::agent_card),
+    );
+    if let Some(path) = &config.jsonrpc_path {
+        router = router.route(path, post(jsonrpc::handle));
+    }
+    if config.rest_prefix.is_some() {
+        router = router.fallback(rest::handle);
+    } else {
+        router = router.fallback(rest::not_found);
+    }
+    router.with_state(state)
+}

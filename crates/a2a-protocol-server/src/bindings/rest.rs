@@ -1,0 +1,410 @@
+//! The HTTP+JSON binding (spec §11): resource paths (optionally under `/{tenant}`), query
+//! parameters for reads, SSE for streams, and `google.rpc.Status` error bodies.
+
+use std::collections::HashMap;
+
+use a2a_protocol_types::extensions::EXTENSIONS_HEADER;
+use a2a_protocol_types::{A2aError, ErrorKind, TaskState, Timestamp};
+use axum::body::Body;
+use axum::extract::State;
+use axum::response::{IntoResponse, Response};
+use http::header::{CONTENT_TYPE, RETRY_AFTER};
+use http::{HeaderValue, Method, Request, StatusCode};
+use percent_encoding::percent_decode_str;
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value};
+use tracing::Instrument;
+
+use super::common::{self, activated_extensions};
+use super::{AppState, sse};
+use crate::handler::{CallContext, EventStream, RequestHandler};
+
+const A2A_JSON: &str = "application/a2a+json";
+
+fn error_response(error: &A2aError, status: Option<StatusCode>) -> Response {
+    let (code, body) = error.to_http();
+    let status = status
+        .unwrap_or_else(|| StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR));
+    let mut response = (status, axum::Json(body)).into_response();
+    response
+        .headers_mut()
+        .insert(CONTENT_TYPE, HeaderValue::from_static(A2A_JSON));
+    if let Some(value) = common::retry_after(error) {
+        response.headers_mut().insert(RETRY_AFTER, value);
+    }
+    response
+}
+
+/// An operation and its path parameters.
+#[derive(Debug, PartialEq, Eq)]
+enum Operation {
+    Send,
+    Stream,
+    GetTask(String),
+    ListTasks,
+    Cancel(String),
+    Subscribe(String),
+    CreatePushConfig(String),
+    GetPushConfig(String, String),
+    ListPushConfigs(String),
+    DeletePushConfig(String, String),
+    ExtendedCard,
+}
+
+enum RouteError {
+    NotFound,
+    MethodNotAllowed,
+}
+
+/// Matches `segments` (decoded, without a tenant) against the binding's paths.
+fn route_without_tenant(method: &Method, segments: &[String]) -> Result<Operation, RouteError> {
+    use Operation::*;
+    let wrong_method = || Err(RouteError::MethodNotAllowed);
+    let strings: Vec<&str> = segments.iter().map(String::as_str).collect();
+    match strings.as_slice() {
+        ["message:send"] => {
+            if method == Method::POST {
+                Ok(Send)
+            } else {
+                wrong_method()
+            }
+        }
+        ["message:stream"] => {
+            if method == Method::POST {
+                Ok(Stream)
+            } else {
+                wrong_method()
+            }
+        }
+        ["tasks"] => {
+            if method == Method::GET {
+                Ok(ListTasks)
+            } else {
+                wrong_method()
+            }
+        }
+        ["extendedAgentCard"] => {
+            if method == Method::GET {
+                Ok(ExtendedCard)
+            } else {
+                wrong_method()
+            }
+        }
+        ["tasks", last] => {
+            if let Some(id) = last.strip_suffix(":cancel") {
+                return if method == Method::POST {
+                    Ok(Cancel(id.into()))
+                } else {
+                    wrong_method()
+                };
+            }
+            if let Some(id) = last.strip_suffix(":subscribe") {
+                // The proto maps it to GET, the spec's prose to POST: accept both.
+                return if method == Method::GET || method == Method::POST {
+                    Ok(Subscribe(id.into()))
+                } else {
+                    wrong_method()
+                };
+            }
+            if method == Method::GET {
+                Ok(GetTask((*last).into()))
+            } else {
+                wrong_method()
+            }
+        }
+        ["tasks", task, "pushNotificationConfigs"] => match *method {
+            Method::POST => Ok(CreatePushConfig((*task).into())),
+            Method::GET => Ok(ListPushConfigs((*task).into())),
+            _ => wrong_method(),
+        },
+        ["tasks", task, "pushNotificationConfigs", config] => match *method {
+            Method::GET => Ok(GetPushConfig((*task).into(), (*config).into())),
+            Method::DELETE => Ok(DeletePushConfig((*task).into(), (*config).into())),
+            _ => wrong_method(),
+        },
+        _ => Err(RouteError::NotFound),
+    }
+}
+
+/// Matches a path, first without a tenant, then with its first segment as the tenant.
+fn route(method: &Method, segments: &[String]) -> Result<(String, Operation), RouteError> {
+    match route_without_tenant(method, segments) {
+        Ok(op) => Ok((String::new(), op)),
+        Err(RouteError::NotFound) if segments.len() >= 2 => {
+            route_without_tenant(method, &segments[1..]).map(|op| (segments[0].clone(), op))
+        }
+        Err(error) => Err(error),
+    }
+}
+
+fn query_map(query: Option<&str>) -> Result<HashMap<String, String>, A2aError> {
+    let pairs: Vec<(String, String)> = serde_urlencoded::from_str(query.unwrap_or(""))
+        .map_err(|_| A2aError::invalid_params("the query string could not be read"))?;
+    Ok(pairs.into_iter().collect())
+}
+
+fn query_value(name: &str, raw: &str) -> Result<Value, A2aError> {
+    let bad = |expected: &str| {
+        let problem = format!(
+            "must be {expected}, got {:?}",
+            raw.chars().take(64).collect::<String>()
+        );
+        A2aError::invalid_params(format!("{name}: {problem}")).with_field_violation(name, problem)
+    };
+    Ok(match name {
+        "historyLength" | "pageSize" => {
+            Value::from(raw.parse::<i32>().map_err(|_| bad("an integer"))?)
+        }
+        "includeArtifacts" => Value::Bool(raw.parse::<bool>().map_err(|_| bad("true or false"))?),
+        "status" => {
+            let state: TaskState =
+                raw.parse()
+                    .map_err(|e: a2a_protocol_types::UnknownEnumValue| {
+                        A2aError::invalid_params(format!("status: {e}"))
+                            .with_field_violation("status", e.to_string())
+                    })?;
+            Value::String(state.as_str().into())
+        }
+        "statusTimestampAfter" => {
+            let stamp: Timestamp = raw.parse().map_err(|_| bad("an RFC 3339 timestamp"))?;
+            Value::String(stamp.to_string())
+        }
+        _ => Value::String(raw.into()),
+    })
+}
+
+/// The request object of an operation: the body (or query) with path parameters set.
+fn request_object<T: DeserializeOwned>(
+    mut object: Map<String, Value>,
+    tenant: &str,
+    path: &[(&str, &str)],
+) -> Result<T, A2aError> {
+    if !tenant.is_empty() {
+        match object.get("tenant").and_then(Value::as_str) {
+            Some(body_tenant) if !body_tenant.is_empty() && body_tenant != tenant => {
+                return Err(A2aError::invalid_params(
+                    "the tenant in the body differs from the tenant in the path; send one",
+                )
+                .with_field_violation("tenant", "differs from the path"));
+            }
+            _ => {
+                object.insert("tenant".into(), Value::String(tenant.into()));
+            }
+        }
+    }
+    for (name, value) in path {
+        object.insert((*name).into(), Value::String((*value).into()));
+    }
+    serde_json::from_value(Value::Object(object)).map_err(|error| {
+        A2aError::invalid_params(format!("the request is invalid: {error}"))
+            .with_field_violation("body", error.to_string())
+    })
+}
+
+fn body_object(bytes: &[u8]) -> Result<Map<String, Value>, A2aError> {
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Ok(Map::new());
+    }
+    match serde_json::from_slice::<Value>(bytes) {
+        Ok(Value::Object(object)) => Ok(object),
+        Ok(_) => Err(A2aError::new(
+            ErrorKind::InvalidRequest,
+            "the body must be a JSON object",
+        )),
+        Err(error) => Err(A2aError::new(
+            ErrorKind::ParseError,
+            format!("the body is not valid JSON: {error}"),
+        )),
+    }
+}
+
+enum Outcome {
+    Json(Value),
+    Stream(EventStream),
+    Empty,
+}
+
+fn json<T: serde::Serialize>(value: T) -> Result<Outcome, A2aError> {
+    serde_json::to_value(value)
+        .map(Outcome::Json)
+        .map_err(|_| A2aError::internal("the result could not be serialized"))
+}
+
+async fn dispatch(
+    handler: &RequestHandler,
+    tenant: &str,
+    operation: Operation,
+    body: Map<String, Value>,
+    query: Map<String, Value>,
+    ctx: &CallContext,
+) -> Result<Outcome, A2aError> {
+    use Operation::*;
+    match operation {
+        Send => json(
+            handler
+                .send_message(request_object(body, tenant, &[])?, ctx)
+                .await?,
+        ),
+        Stream => Ok(Outcome::Stream(
+            handler
+                .send_streaming_message(request_object(body, tenant, &[])?, ctx)
+                .await?,
+        )),
+        GetTask(id) => json(
+            handler
+                .get_task(request_object(query, tenant, &[("id", &id)])?, ctx)
+                .await?,
+        ),
+        ListTasks => json(
+            handler
+                .list_tasks(request_object(query, tenant, &[])?, ctx)
+                .await?,
+        ),
+        Cancel(id) => json(
+            handler
+                .cancel_task(request_object(body, tenant, &[("id", &id)])?, ctx)
+                .await?,
+        ),
+        Subscribe(id) => Ok(Outcome::Stream(
+            handler
+                .subscribe_to_task(request_object(query, tenant, &[("id", &id)])?, ctx)
+                .await?,
+        )),
+        CreatePushConfig(task) => json(
+            handler
+                .create_task_push_notification_config(
+                    request_object(body, tenant, &[("taskId", &task)])?,
+                    ctx,
+                )
+                .await?,
+        ),
+        GetPushConfig(task, id) => json(
+            handler
+                .get_task_push_notification_config(
+                    request_object(query, tenant, &[("taskId", &task), ("id", &id)])?,
+                    ctx,
+                )
+                .await?,
+        ),
+        ListPushConfigs(task) => json(
+            handler
+                .list_task_push_notification_configs(
+                    request_object(query, tenant, &[("taskId", &task)])?,
+                    ctx,
+                )
+                .await?,
+        ),
+        DeletePushConfig(task, id) => {
+            handler
+                .delete_task_push_notification_config(
+                    request_object(query, tenant, &[("taskId", &task), ("id", &id)])?,
+                    ctx,
+                )
+                .await?;
+            Ok(Outcome::Empty)
+        }
+        ExtendedCard => json(
+            handler
+                .get_extended_agent_card(request_object(query, tenant, &[])?, ctx)
+                .await?,
+        ),
+    }
+}
+
+pub(crate) async fn not_found() -> Response {
+    error_response(
+        &A2aError::new(
+            ErrorKind::MethodNotFound,
+            "no A2A operation is served at this path",
+        ),
+        Some(StatusCode::NOT_FOUND),
+    )
+}
+
+pub(crate) async fn handle(State(state): State<AppState>, request: Request<Body>) -> Response {
+    let (parts, body) = request.into_parts();
+    let prefix = state.config.rest_prefix.as_deref().unwrap_or("");
+    let Some(path) = parts.uri.path().strip_prefix(prefix) else {
+        return not_found().await;
+    };
+    let segments: Vec<String> = path
+        .split('/')
+        .filter(|s| !s.is_empty())
+        .map(|s| percent_decode_str(s).decode_utf8_lossy().into_owned())
+        .collect();
+    let (tenant, operation) = match route(&parts.method, &segments) {
+        Ok(found) => found,
+        Err(RouteError::NotFound) => return not_found().await,
+        Err(RouteError::MethodNotAllowed) => {
+            return error_response(
+                &A2aError::new(
+                    ErrorKind::InvalidRequest,
+                    format!("{} is not allowed on this path", parts.method),
+                ),
+                Some(StatusCode::METHOD_NOT_ALLOWED),
+            );
+        }
+    };
+    if let Err(error) = common::check_version(&state, &parts.headers, parts.uri.query()) {
+        return error_response(&error, None);
+    }
+    let has_body = parts.method == Method::POST;
+    if has_body {
+        if let Err(error) = common::check_json_content_type(&parts.headers) {
+            return error_response(&error, None);
+        }
+    }
+    let bytes = match common::read_body(body, state.config.max_body_bytes).await {
+        Ok(bytes) => bytes,
+        Err(error) => {
+            let status = error.status();
+            return error_response(&error.into_error(), Some(status));
+        }
+    };
+    let prepared = (|| {
+        let body = if has_body {
+            body_object(&bytes)?
+        } else {
+            Map::new()
+        };
+        let mut query = Map::new();
+        for (name, raw) in query_map(parts.uri.query())? {
+            if name.eq_ignore_ascii_case(common::VERSION_HEADER) {
+                continue;
+            }
+            let value = query_value(&name, &raw)?;
+            query.insert(name, value);
+        }
+        Ok::<_, A2aError>((body, query))
+    })();
+    let (body, query) = match prepared {
+        Ok(prepared) => prepared,
+        Err(error) => return error_response(&error, None),
+    };
+    let declared: Vec<String> = body
+        .get("message")
+        .and_then(|m| m.get("extensions"))
+        .and_then(|e| serde_json::from_value(e.clone()).ok())
+        .unwrap_or_default();
+    let ctx = common::call_context(&state, &parts.headers);
+    let span = tracing::info_span!("a2a_request", binding = "http+json", operation = ?operation);
+    let outcome = dispatch(&state.handler, &tenant, operation, body, query, &ctx)
+        .instrument(span)
+        .await;
+    let mut response = match outcome {
+        Ok(Outcome::Json(value)) => {
+            let mut response = axum::Json(value).into_response();
+            response
+                .headers_mut()
+                .insert(CONTENT_TYPE, HeaderValue::from_static(A2A_JSON));
+            response
+        }
+        Ok(Outcome::Stream(events)) => sse::respond(&state, events, |event| event),
+        Ok(Outcome::Empty) => StatusCode::NO_CONTENT.into_response(),
+        Err(error) => error_response(&error, None),
+    };
+    if let Some(value) = activated_extensions(state.handler.agent_card(), &ctx, &declared) {
+        response.headers_mut().insert(EXTENSIONS_HEADER, value);
+    }
+    response
+}

@@ -1,0 +1,392 @@
+//! [`RequestHandler`]: the eleven A2A operations, independent of any binding.
+
+mod card;
+mod send;
+mod validate;
+
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use a2a_protocol_types::push::{
+    ListTaskPushNotificationConfigsResponse, TaskPushNotificationConfig,
+};
+use a2a_protocol_types::{
+    A2aError, AgentCard, CancelTaskRequest, DeleteTaskPushNotificationConfigRequest,
+    GetExtendedAgentCardRequest, GetTaskPushNotificationConfigRequest, GetTaskRequest,
+    ListTaskPushNotificationConfigsRequest, ListTasksRequest, ListTasksResponse, StreamResponse,
+    SubscribeToTaskRequest, Task, TaskId, TaskState,
+};
+use futures::{Stream, StreamExt, stream};
+
+use crate::executor::{AgentExecutor, CallerIdentity, CancelContext};
+use crate::idempotency::Idempotency;
+use crate::runtime::{EventSink, Registry, follow_live, follow_store};
+use crate::store::{InMemoryTaskStore, TaskStore};
+
+/// A stream of a task's events, as a streaming operation answers.
+pub type EventStream = Pin<Box<dyn Stream<Item = StreamResponse> + Send>>;
+
+/// What the binding knows about the caller of one request.
+#[derive(Debug, Clone, Default)]
+#[non_exhaustive]
+pub struct CallContext {
+    /// The authenticated caller, if any.
+    pub caller: Option<CallerIdentity>,
+    /// Extension URIs the client activated (`A2A-Extensions`).
+    pub extensions: Vec<String>,
+}
+
+impl CallContext {
+    /// A context with a caller.
+    pub fn with_caller(mut self, caller: Option<CallerIdentity>) -> Self {
+        self.caller = caller;
+        self
+    }
+
+    /// A context with activated extensions.
+    pub fn with_extensions(mut self, extensions: Vec<String>) -> Self {
+        self.extensions = extensions;
+        self
+    }
+}
+
+/// Tuning of the request handler.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct HandlerConfig {
+    /// How long a retry waits for the task of a send that is still being created.
+    /// Default 3 s.
+    pub replay_wait: Duration,
+    /// How long a cancel waits for the executor to settle the task before marking it canceled
+    /// itself. Default 5 s.
+    pub cancel_grace: Duration,
+    /// `ListTasks` page size when the client sets none. Default 50.
+    pub default_page_size: usize,
+}
+
+impl Default for HandlerConfig {
+    fn default() -> Self {
+        Self {
+            replay_wait: Duration::from_secs(3),
+            cancel_grace: Duration::from_secs(5),
+            default_page_size: 50,
+        }
+    }
+}
+
+impl HandlerConfig {
+    /// Sets [`HandlerConfig::replay_wait`].
+    pub fn with_replay_wait(mut self, wait: Duration) -> Self {
+        self.replay_wait = wait;
+        self
+    }
+
+    /// Sets [`HandlerConfig::cancel_grace`].
+    pub fn with_cancel_grace(mut self, grace: Duration) -> Self {
+        self.cancel_grace = grace;
+        self
+    }
+
+    /// Sets [`HandlerConfig::default_page_size`].
+    pub fn with_default_page_size(mut self, size: usize) -> Self {
+        self.default_page_size = size.clamp(1, validate::MAX_PAGE_SIZE);
+        self
+    }
+}
+
+pub(crate) struct Inner {
+    pub(crate) executor: Arc<dyn AgentExecutor>,
+    pub(crate) store: Arc<dyn TaskStore>,
+    pub(crate) registry: Registry,
+    pub(crate) idempotency: Idempotency,
+    pub(crate) card: AgentCard,
+    pub(crate) extended_card: Option<AgentCard>,
+    pub(crate) config: HandlerConfig,
+}
+
+/// Carries out A2A operations for one agent over one store. Cheap to clone.
+#[derive(Clone)]
+pub struct RequestHandler {
+    pub(crate) inner: Arc<Inner>,
+}
+
+/// Builds a [`RequestHandler`].
+pub struct RequestHandlerBuilder {
+    executor: Arc<dyn AgentExecutor>,
+    store: Option<Arc<dyn TaskStore>>,
+    card: Option<AgentCard>,
+    extended_card: Option<AgentCard>,
+    config: HandlerConfig,
+}
+
+impl RequestHandlerBuilder {
+    /// Sets the store (default: an [`InMemoryTaskStore`]).
+    pub fn with_store(mut self, store: Arc<dyn TaskStore>) -> Self {
+        self.store = Some(store);
+        self
+    }
+
+    /// Sets the agent card. Its capabilities (streaming, push notifications, extended card and
+    /// the idempotency extension) are derived from the handler's setup, whatever the card says.
+    pub fn with_agent_card(mut self, card: AgentCard) -> Self {
+        self.card = Some(card);
+        self
+    }
+
+    /// Serves `card` from `GetExtendedAgentCard` and advertises it.
+    pub fn with_extended_agent_card(mut self, card: AgentCard) -> Self {
+        self.extended_card = Some(card);
+        self
+    }
+
+    /// Sets the tuning.
+    pub fn with_config(mut self, config: HandlerConfig) -> Self {
+        self.config = config;
+        self
+    }
+
+    /// Builds the handler.
+    pub fn build(self) -> RequestHandler {
+        let store = self
+            .store
+            .unwrap_or_else(|| Arc::new(InMemoryTaskStore::new()));
+        let base = self.card.unwrap_or_else(|| {
+            AgentCard::new("A2A agent", "An agent built with a2a-rust", "0.1.0")
+        });
+        let card = card::derive(base, store.as_ref(), self.extended_card.is_some());
+        let extended_card = self
+            .extended_card
+            .map(|c| card::derive(c, store.as_ref(), true));
+        RequestHandler {
+            inner: Arc::new(Inner {
+                executor: self.executor,
+                idempotency: Idempotency::new(Arc::clone(&store), self.config.replay_wait),
+                store,
+                registry: Registry::default(),
+                card,
+                extended_card,
+                config: self.config,
+            }),
+        }
+    }
+}
+
+impl RequestHandler {
+    /// Starts building a handler for `executor`.
+    pub fn builder(executor: impl AgentExecutor) -> RequestHandlerBuilder {
+        Self::builder_arc(Arc::new(executor))
+    }
+
+    /// Starts building a handler for a shared executor.
+    pub fn builder_arc(executor: Arc<dyn AgentExecutor>) -> RequestHandlerBuilder {
+        RequestHandlerBuilder {
+            executor,
+            store: None,
+            card: None,
+            extended_card: None,
+            config: HandlerConfig::default(),
+        }
+    }
+
+    /// The public agent card, with capabilities derived from the setup. Interfaces are filled
+    /// in by the server that knows its URL.
+    pub fn agent_card(&self) -> &AgentCard {
+        &self.inner.card
+    }
+
+    /// The store.
+    pub fn store(&self) -> &Arc<dyn TaskStore> {
+        &self.inner.store
+    }
+
+    /// `GetTask`.
+    pub async fn get_task(
+        &self,
+        request: GetTaskRequest,
+        _ctx: &CallContext,
+    ) -> Result<Task, A2aError> {
+        let history = validate::history_length(request.history_length)?;
+        let mut task = self.load(&request.tenant, &request.id).await?;
+        task.truncate_history(history);
+        Ok(task)
+    }
+
+    /// `ListTasks`.
+    pub async fn list_tasks(
+        &self,
+        request: ListTasksRequest,
+        _ctx: &CallContext,
+    ) -> Result<ListTasksResponse, A2aError> {
+        let query = validate::task_query(&request, self.inner.config.default_page_size)?;
+        let history = validate::history_length(request.history_length)?;
+        let include_artifacts = request.include_artifacts.unwrap_or(false);
+        let page = self.inner.store.list(&request.tenant, &query).await?;
+        let tasks = page
+            .tasks
+            .into_iter()
+            .map(|mut task| {
+                task.truncate_history(history);
+                if !include_artifacts {
+                    task.artifacts.clear();
+                }
+                task
+            })
+            .collect();
+        Ok(ListTasksResponse {
+            tasks,
+            next_page_token: page.next.map(|c| c.encode()).unwrap_or_default(),
+            page_size: i32::try_from(query.page_size).unwrap_or(i32::MAX),
+            total_size: i32::try_from(page.total_size).unwrap_or(i32::MAX),
+        })
+    }
+
+    /// `CancelTask`.
+    pub async fn cancel_task(
+        &self,
+        request: CancelTaskRequest,
+        ctx: &CallContext,
+    ) -> Result<Task, A2aError> {
+        let tenant = request.tenant;
+        let task = self.load(&tenant, &request.id).await?;
+        if task.status.state.is_terminal() {
+            return Err(A2aError::task_not_cancelable(
+                task.id.as_str(),
+                task.status.state,
+            ));
+        }
+        let live = self.inner.registry.begin_turn(&tenant, &task);
+        live.cancel.cancel();
+        let sink = EventSink::new(
+            Arc::clone(&live),
+            Arc::clone(&self.inner.store),
+            task.context_id.clone(),
+        );
+        let cancel_ctx = CancelContext {
+            task: live.snapshot().await,
+            tenant: tenant.clone(),
+            caller: ctx.caller.clone(),
+        };
+        let asked = tokio::time::timeout(
+            self.inner.config.cancel_grace,
+            self.inner.executor.cancel(cancel_ctx, sink.clone()),
+        )
+        .await;
+        if let Ok(Err(error)) = asked {
+            tracing::warn!(task_id = %task.id, %error, "the executor's cancel failed");
+        }
+        if !sink.task().await.status.state.is_terminal() {
+            if let Err(error) = sink.cancel().await {
+                tracing::warn!(task_id = %task.id, %error, "could not mark the task canceled");
+            }
+        }
+        let result = live.snapshot().await;
+        self.inner.registry.end_turn(&live).await;
+        if result.status.state != TaskState::Canceled {
+            return Err(A2aError::task_not_cancelable(
+                result.id.as_str(),
+                result.status.state,
+            ));
+        }
+        Ok(result)
+    }
+
+    /// `SubscribeToTask`: the task as it stands, then its events until it settles.
+    pub async fn subscribe_to_task(
+        &self,
+        request: SubscribeToTaskRequest,
+        _ctx: &CallContext,
+    ) -> Result<EventStream, A2aError> {
+        let task = self.load(&request.tenant, &request.id).await?;
+        if task.status.state.is_terminal() {
+            return Err(A2aError::unsupported_operation(format!(
+                "task {} is {} and has no more updates; read it with GetTask",
+                task.id, task.status.state
+            )));
+        }
+        Ok(self.follow(&request.tenant, task, None).await)
+    }
+
+    /// The task's snapshot followed by its events, from this process or from the store.
+    pub(crate) async fn follow(
+        &self,
+        tenant: &str,
+        stored: Task,
+        history: Option<usize>,
+    ) -> EventStream {
+        let (mut snapshot, events) = match self.inner.registry.get(tenant, &stored.id) {
+            Some(live) => {
+                let (snapshot, receiver) = live.subscribe().await;
+                (snapshot, follow_live(live, receiver))
+            }
+            None => (
+                stored.clone(),
+                follow_store(Arc::clone(&self.inner.store), tenant.to_owned(), stored),
+            ),
+        };
+        snapshot.truncate_history(history);
+        stream::iter([StreamResponse::Task(snapshot)])
+            .chain(events)
+            .boxed()
+    }
+
+    /// Push notification operations: not supported until push delivery exists.
+    pub async fn create_task_push_notification_config(
+        &self,
+        _request: TaskPushNotificationConfig,
+        _ctx: &CallContext,
+    ) -> Result<TaskPushNotificationConfig, A2aError> {
+        Err(A2aError::push_notification_not_supported())
+    }
+
+    /// See [`RequestHandler::create_task_push_notification_config`].
+    pub async fn get_task_push_notification_config(
+        &self,
+        _request: GetTaskPushNotificationConfigRequest,
+        _ctx: &CallContext,
+    ) -> Result<TaskPushNotificationConfig, A2aError> {
+        Err(A2aError::push_notification_not_supported())
+    }
+
+    /// See [`RequestHandler::create_task_push_notification_config`].
+    pub async fn list_task_push_notification_configs(
+        &self,
+        _request: ListTaskPushNotificationConfigsRequest,
+        _ctx: &CallContext,
+    ) -> Result<ListTaskPushNotificationConfigsResponse, A2aError> {
+        Err(A2aError::push_notification_not_supported())
+    }
+
+    /// See [`RequestHandler::create_task_push_notification_config`].
+    pub async fn delete_task_push_notification_config(
+        &self,
+        _request: DeleteTaskPushNotificationConfigRequest,
+        _ctx: &CallContext,
+    ) -> Result<(), A2aError> {
+        Err(A2aError::push_notification_not_supported())
+    }
+
+    /// `GetExtendedAgentCard`.
+    pub async fn get_extended_agent_card(
+        &self,
+        _request: GetExtendedAgentCardRequest,
+        _ctx: &CallContext,
+    ) -> Result<AgentCard, A2aError> {
+        self.inner.extended_card.clone().ok_or_else(|| {
+            A2aError::unsupported_operation(
+                "this agent has no extended agent card (its card says extendedAgentCard: false)",
+            )
+        })
+    }
+
+    async fn load(&self, tenant: &str, id: &TaskId) -> Result<Task, A2aError> {
+        if let Some(live) = self.inner.registry.get(tenant, id) {
+            return Ok(live.snapshot().await);
+        }
+        self.inner
+            .store
+            .get(tenant, id)
+            .await?
+            .ok_or_else(|| A2aError::task_not_found(id.as_str()))
+    }
+}

@@ -1,0 +1,307 @@
+//! `SendMessage` and `SendStreamingMessage`: admission (idempotency), task creation or
+//! continuation, the agent's turn, and the answer each caller gets.
+
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+
+use a2a_protocol_types::{
+    A2aError, ContextId, SendMessageRequest, SendMessageResponse, StreamResponse, Task, TaskId,
+    TaskState, TaskStatus,
+};
+use futures::{FutureExt, StreamExt, stream};
+use tokio::sync::broadcast;
+use tracing::Instrument;
+
+use super::{CallContext, EventStream, RequestHandler, validate};
+use crate::executor::RequestContext;
+use crate::idempotency::Admission;
+use crate::runtime::direct_reply;
+use crate::runtime::{EventSink, LiveTask, follow_live};
+use crate::store::KeyScope;
+
+/// A turn that has started: the task as it was before the agent ran, and its events since.
+struct Turn {
+    live: Arc<LiveTask>,
+    snapshot: Task,
+    events: Option<broadcast::Receiver<StreamResponse>>,
+    new_task: bool,
+}
+
+enum Started {
+    Turn(Box<Turn>),
+    /// A retry: the first attempt's task, as stored.
+    Replay(Box<Task>),
+}
+
+impl RequestHandler {
+    /// `SendMessage`: waits for the task to settle unless `returnImmediately` is set.
+    pub async fn send_message(
+        &self,
+        request: SendMessageRequest,
+        ctx: &CallContext,
+    ) -> Result<SendMessageResponse, A2aError> {
+        let history = validate::history_length(request.history_length())?;
+        let immediate = request.returns_immediately();
+        let tenant = request.tenant.clone();
+        match self.admit_and_start(request, ctx, false).await? {
+            Started::Replay(task) => self.answer_replay(&tenant, *task, immediate, history).await,
+            Started::Turn(turn) => {
+                if immediate {
+                    let mut task = turn.snapshot;
+                    task.truncate_history(history);
+                    return Ok(SendMessageResponse::Task(task));
+                }
+                let last = follow_live(Arc::clone(&turn.live), turn.events)
+                    .fold(None, |_, e| async { Some(e) })
+                    .await;
+                if let Some(StreamResponse::Message(message)) = last {
+                    return Ok(SendMessageResponse::Message(message));
+                }
+                let mut task = turn.live.snapshot().await;
+                task.truncate_history(history);
+                Ok(SendMessageResponse::Task(task))
+            }
+        }
+    }
+
+    /// `SendStreamingMessage`: the task (or a single direct message), then its events until
+    /// it settles.
+    pub async fn send_streaming_message(
+        &self,
+        request: SendMessageRequest,
+        ctx: &CallContext,
+    ) -> Result<EventStream, A2aError> {
+        let history = validate::history_length(request.history_length())?;
+        let tenant = request.tenant.clone();
+        Ok(match self.admit_and_start(request, ctx, true).await? {
+            Started::Replay(task) => match direct_reply(&task) {
+                Some(reply) => stream::iter([StreamResponse::Message(reply.clone())]).boxed(),
+                None => self.follow(&tenant, *task, history).await,
+            },
+            Started::Turn(turn) => turn_stream(*turn, history),
+        })
+    }
+
+    async fn admit_and_start(
+        &self,
+        request: SendMessageRequest,
+        ctx: &CallContext,
+        streaming: bool,
+    ) -> Result<Started, A2aError> {
+        validate::message(&request.message)?;
+        validate::content_types(&request.message, &self.inner.card)?;
+        let scope = KeyScope {
+            tenant: request.tenant.clone(),
+            caller: ctx.caller.as_ref().map(|c| c.0.clone()),
+        };
+        let task_id = request
+            .message
+            .task_id
+            .clone()
+            .unwrap_or_else(TaskId::random);
+        let claim = match self
+            .inner
+            .idempotency
+            .admit(scope, &request.message, &task_id)
+            .await?
+        {
+            Admission::Replay(task) => return Ok(Started::Replay(task)),
+            Admission::Claimed(claim) => Some(claim),
+            Admission::Unkeyed => None,
+        };
+        let started = self.start_turn(request, ctx, task_id, streaming).await;
+        if started.is_err() {
+            if let Some(claim) = &claim {
+                // Nothing ran, so the key may be used again.
+                self.inner.idempotency.release(claim).await;
+            }
+        }
+        started.map(|turn| Started::Turn(Box::new(turn)))
+    }
+
+    async fn start_turn(
+        &self,
+        request: SendMessageRequest,
+        ctx: &CallContext,
+        task_id: TaskId,
+        streaming: bool,
+    ) -> Result<Turn, A2aError> {
+        let SendMessageRequest {
+            tenant,
+            mut message,
+            ..
+        } = request;
+        let store = &self.inner.store;
+        let (live, stored, new_task) = match message.task_id.clone() {
+            Some(id) => {
+                let stored = store
+                    .get(&tenant, &id)
+                    .await?
+                    .ok_or_else(|| A2aError::task_not_found(id.as_str()))?;
+                if message
+                    .context_id
+                    .as_ref()
+                    .is_some_and(|c| *c != stored.context_id)
+                {
+                    return Err(A2aError::invalid_params(
+                        "message.contextId differs from the context of the task named by \
+                         message.taskId; omit contextId or send the task's own",
+                    )
+                    .with_field_violation(
+                        "message.contextId",
+                        "does not match the task's context",
+                    ));
+                }
+                if stored.status.state.is_terminal() {
+                    return Err(A2aError::unsupported_operation(format!(
+                        "task {} is {} and accepts no more messages; start a new task (reuse its \
+                         contextId to continue the conversation)",
+                        stored.id, stored.status.state
+                    )));
+                }
+                let live = self
+                    .inner
+                    .registry
+                    .try_begin_exclusive(&tenant, &stored)
+                    .ok_or_else(|| {
+                        A2aError::unsupported_operation(format!(
+                            "task {} is still working on an earlier message; send the next one \
+                             when it asks for input",
+                            stored.id
+                        ))
+                    })?;
+                message.context_id = Some(stored.context_id.clone());
+                let appended = async {
+                    let mut state = live.state.lock().await;
+                    let mut task = state.task.clone();
+                    task.history.push(message.clone());
+                    store.save(&tenant, &task).await?;
+                    state.task = task;
+                    Ok::<_, A2aError>(())
+                }
+                .await;
+                if let Err(error) = appended {
+                    self.inner.registry.end_turn(&live).await;
+                    return Err(error);
+                }
+                (live, Some(stored), false)
+            }
+            None => {
+                let context_id = message.context_id.clone().unwrap_or_else(ContextId::random);
+                message.context_id = Some(context_id.clone());
+                message.task_id = Some(task_id.clone());
+                let mut task =
+                    Task::new(task_id, context_id, TaskStatus::new(TaskState::Submitted));
+                task.history.push(message.clone());
+                store.save(&tenant, &task).await?;
+                (self.inner.registry.begin_turn(&tenant, &task), None, true)
+            }
+        };
+        let (snapshot, events) = live.subscribe().await;
+        let turn_ctx = RequestContext {
+            message,
+            task_id: live.task_id.clone(),
+            context_id: snapshot.context_id.clone(),
+            tenant,
+            caller: ctx.caller.clone(),
+            extensions: ctx.extensions.clone(),
+            task: stored,
+            streaming,
+            cancellation: live.cancel.child_token(),
+        };
+        self.spawn_turn(Arc::clone(&live), turn_ctx);
+        Ok(Turn {
+            live,
+            snapshot,
+            events,
+            new_task,
+        })
+    }
+
+    /// Runs the agent's turn on its own task, so a client that goes away does not stop it.
+    fn spawn_turn(&self, live: Arc<LiveTask>, ctx: RequestContext) {
+        let inner = Arc::clone(&self.inner);
+        let sink = EventSink::new(
+            Arc::clone(&live),
+            Arc::clone(&inner.store),
+            ctx.context_id.clone(),
+        );
+        let span = tracing::info_span!("agent_turn", task_id = %live.task_id);
+        tokio::spawn(
+            async move {
+                let outcome = AssertUnwindSafe(inner.executor.execute(ctx, sink.clone()))
+                    .catch_unwind()
+                    .await;
+                let reason = match outcome {
+                    Ok(Ok(())) => "the agent ended its turn without settling the task".to_owned(),
+                    Ok(Err(error)) => error.message,
+                    Err(_) => "the agent failed unexpectedly".to_owned(),
+                };
+                sink.settle_as_failed(&reason).await;
+                inner.registry.end_turn(&live).await;
+            }
+            .instrument(span),
+        );
+    }
+
+    /// Answers a unary retry the way the original was answered.
+    async fn answer_replay(
+        &self,
+        tenant: &str,
+        task: Task,
+        immediate: bool,
+        history: Option<usize>,
+    ) -> Result<SendMessageResponse, A2aError> {
+        if let Some(reply) = direct_reply(&task) {
+            return Ok(SendMessageResponse::Message(reply.clone()));
+        }
+        if immediate || task.status.state.is_settled() {
+            let mut task = task;
+            task.truncate_history(history);
+            return Ok(SendMessageResponse::Task(task));
+        }
+        let id = task.id.clone();
+        let last = self
+            .follow(tenant, task, None)
+            .await
+            .fold(None, |_, e| async { Some(e) })
+            .await;
+        if let Some(StreamResponse::Message(message)) = last {
+            return Ok(SendMessageResponse::Message(message));
+        }
+        let mut task = self.load(tenant, &id).await?;
+        task.truncate_history(history);
+        Ok(SendMessageResponse::Task(task))
+    }
+}
+
+/// The stream of a turn. For a new task the first agent event decides its shape: a direct reply
+/// makes a message-only stream; anything else follows the task snapshot.
+fn turn_stream(turn: Turn, history: Option<usize>) -> EventStream {
+    let Turn {
+        live,
+        mut snapshot,
+        events,
+        new_task,
+    } = turn;
+    snapshot.truncate_history(history);
+    let mut events = follow_live(live, events);
+    if !new_task {
+        return stream::iter([StreamResponse::Task(snapshot)])
+            .chain(events)
+            .boxed();
+    }
+    stream::once(async move {
+        match events.next().await {
+            Some(StreamResponse::Message(reply)) => {
+                stream::iter(vec![StreamResponse::Message(reply)]).boxed()
+            }
+            Some(first) => stream::iter(vec![StreamResponse::Task(snapshot), first])
+                .chain(events)
+                .boxed(),
+            None => stream::iter(vec![StreamResponse::Task(snapshot)]).boxed(),
+        }
+    })
+    .flatten()
+    .boxed()
+}

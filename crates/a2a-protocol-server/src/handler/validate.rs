@@ -1,0 +1,126 @@
+//! Checks on request parameters, with errors that name the field and say what is allowed.
+
+use a2a_protocol_types::{
+    A2aError, AgentCard, ErrorKind, ListTasksRequest, Message, MessageRole, TaskState,
+};
+
+use crate::store::{PageCursor, TaskQuery};
+
+pub(crate) const MAX_PAGE_SIZE: usize = 100;
+
+fn field_error(field: &str, problem: impl Into<String>) -> A2aError {
+    let problem = problem.into();
+    A2aError::invalid_params(format!("{field}: {problem}")).with_field_violation(field, problem)
+}
+
+/// The history limit of a request: `None` for all, an error for a negative value.
+pub(crate) fn history_length(value: Option<i32>) -> Result<Option<usize>, A2aError> {
+    match value {
+        None => Ok(None),
+        Some(n) => usize::try_from(n)
+            .map(Some)
+            .map_err(|_| field_error("historyLength", format!("must be zero or more, got {n}"))),
+    }
+}
+
+pub(crate) fn message(message: &Message) -> Result<(), A2aError> {
+    if message.id.is_empty() {
+        return Err(field_error("message.messageId", "is required"));
+    }
+    if message.role == MessageRole::Unspecified {
+        return Err(field_error(
+            "message.role",
+            "must be ROLE_USER or ROLE_AGENT",
+        ));
+    }
+    if message.parts.is_empty() {
+        return Err(field_error(
+            "message.parts",
+            "at least one part is required",
+        ));
+    }
+    Ok(())
+}
+
+fn media_type_matches(accepted: &str, actual: &str) -> bool {
+    let accepted = accepted.split(';').next().unwrap_or("").trim();
+    let actual = actual.split(';').next().unwrap_or("").trim();
+    if accepted == "*/*" || accepted.eq_ignore_ascii_case(actual) {
+        return true;
+    }
+    match (accepted.split_once('/'), actual.split_once('/')) {
+        (Some((a_type, "*")), Some((b_type, _))) => a_type.eq_ignore_ascii_case(b_type),
+        _ => false,
+    }
+}
+
+/// Every part's media type must be one the agent accepts (its default input modes and its
+/// skills' input modes). An agent that lists none accepts anything.
+pub(crate) fn content_types(message: &Message, card: &AgentCard) -> Result<(), A2aError> {
+    let accepted: Vec<&str> = card
+        .default_input_modes
+        .iter()
+        .chain(card.skills.iter().flat_map(|s| s.input_modes.iter()))
+        .map(String::as_str)
+        .collect();
+    if accepted.is_empty() {
+        return Ok(());
+    }
+    for (index, part) in message.parts.iter().enumerate() {
+        // An unlabelled part (plain text or JSON data) is the protocol's own currency.
+        let Some(media_type) = part.media_type.as_deref() else {
+            continue;
+        };
+        if !accepted.iter().any(|a| media_type_matches(a, media_type)) {
+            let field = format!("message.parts[{index}].mediaType");
+            return Err(A2aError::new(
+                ErrorKind::ContentTypeNotSupported,
+                format!(
+                    "{field} is {media_type:?}, which this agent does not accept; it accepts {}",
+                    accepted.join(", ")
+                ),
+            )
+            .with_field_violation(field, "unsupported media type"));
+        }
+    }
+    Ok(())
+}
+
+/// A validated `ListTasks` query.
+pub(crate) fn task_query(
+    request: &ListTasksRequest,
+    default_page_size: usize,
+) -> Result<TaskQuery, A2aError> {
+    let page_size = match request.page_size {
+        None => default_page_size,
+        Some(n) if (1..=MAX_PAGE_SIZE as i32).contains(&n) => n as usize,
+        Some(n) => {
+            return Err(field_error(
+                "pageSize",
+                format!("must be between 1 and {MAX_PAGE_SIZE} inclusive, got {n}"),
+            ));
+        }
+    };
+    if request.status == Some(TaskState::Unspecified) {
+        return Err(field_error(
+            "status",
+            "TASK_STATE_UNSPECIFIED is not a filter; omit status instead",
+        ));
+    }
+    let cursor = match request.page_token.as_deref() {
+        None => None,
+        Some(token) => Some(PageCursor::decode(token).ok_or_else(|| {
+            field_error(
+                "pageToken",
+                "is not a token this server issued; pass nextPageToken unchanged",
+            )
+        })?),
+    };
+    Ok(TaskQuery {
+        context_id: request.context_id.clone(),
+        status: request.status,
+        status_timestamp_after: request.status_timestamp_after,
+        page_size,
+        cursor,
+    })
+}

@@ -1,0 +1,122 @@
+//! Tasks with a turn in progress in this process: their current state and the broadcast every
+//! stream on them follows. A task is live from the start of its first concurrent turn to the
+//! end of its last; then its streams end and the store alone holds it.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use a2a_protocol_types::{StreamResponse, Task, TaskId};
+use tokio::sync::{Mutex as AsyncMutex, broadcast};
+use tokio_util::sync::CancellationToken;
+
+/// Events a slow stream may fall behind by before it is resynchronised with a snapshot.
+const STREAM_BUFFER: usize = 256;
+
+pub(crate) struct LiveState {
+    pub(crate) task: Task,
+    /// Taken when the last turn ends, which ends every stream.
+    pub(crate) events: Option<broadcast::Sender<StreamResponse>>,
+}
+
+/// A task with a turn in progress.
+pub(crate) struct LiveTask {
+    pub(crate) tenant: String,
+    pub(crate) task_id: TaskId,
+    pub(crate) state: AsyncMutex<LiveState>,
+    pub(crate) cancel: CancellationToken,
+    /// Turns in progress; changed only under the registry's lock.
+    turns: Mutex<usize>,
+}
+
+impl LiveTask {
+    /// The current task and a receiver of every event after it, taken atomically.
+    pub(crate) async fn subscribe(&self) -> (Task, Option<broadcast::Receiver<StreamResponse>>) {
+        let state = self.state.lock().await;
+        (
+            state.task.clone(),
+            state.events.as_ref().map(broadcast::Sender::subscribe),
+        )
+    }
+
+    /// The current task.
+    pub(crate) async fn snapshot(&self) -> Task {
+        self.state.lock().await.task.clone()
+    }
+}
+
+type LiveKey = (String, TaskId);
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn new_live(tenant: &str, task: &Task) -> Arc<LiveTask> {
+    let (events, _) = broadcast::channel(STREAM_BUFFER);
+    Arc::new(LiveTask {
+        tenant: tenant.to_owned(),
+        task_id: task.id.clone(),
+        state: AsyncMutex::new(LiveState {
+            task: task.clone(),
+            events: Some(events),
+        }),
+        cancel: CancellationToken::new(),
+        turns: Mutex::new(1),
+    })
+}
+
+/// The live tasks of this process.
+#[derive(Default)]
+pub(crate) struct Registry {
+    live: Mutex<HashMap<LiveKey, Arc<LiveTask>>>,
+}
+
+impl Registry {
+    /// Starts a turn on `task`, making it live if it is not.
+    pub(crate) fn begin_turn(&self, tenant: &str, task: &Task) -> Arc<LiveTask> {
+        let mut live = lock(&self.live);
+        let key = (tenant.to_owned(), task.id.clone());
+        if let Some(entry) = live.get(&key) {
+            *lock(&entry.turns) += 1;
+            return Arc::clone(entry);
+        }
+        let entry = new_live(tenant, task);
+        live.insert(key, Arc::clone(&entry));
+        entry
+    }
+
+    /// Starts a turn on `task` only if no turn is in progress on it.
+    pub(crate) fn try_begin_exclusive(&self, tenant: &str, task: &Task) -> Option<Arc<LiveTask>> {
+        let mut live = lock(&self.live);
+        let key = (tenant.to_owned(), task.id.clone());
+        if live.contains_key(&key) {
+            return None;
+        }
+        let entry = new_live(tenant, task);
+        live.insert(key, Arc::clone(&entry));
+        Some(entry)
+    }
+
+    /// The task's live state, if a turn is in progress.
+    pub(crate) fn get(&self, tenant: &str, id: &TaskId) -> Option<Arc<LiveTask>> {
+        lock(&self.live)
+            .get(&(tenant.to_owned(), id.clone()))
+            .cloned()
+    }
+
+    /// Ends a turn. After the last one the task leaves the registry and its streams end.
+    pub(crate) async fn end_turn(&self, task: &Arc<LiveTask>) {
+        let last = {
+            let mut live = lock(&self.live);
+            let mut turns = lock(&task.turns);
+            *turns = turns.saturating_sub(1);
+            let last = *turns == 0;
+            if last {
+                live.remove(&(task.tenant.clone(), task.task_id.clone()));
+            }
+            last
+        };
+        if last {
+            task.state.lock().await.events = None;
+        }
+    }
+}

@@ -1,0 +1,12 @@
+//! The running side of tasks: live task state shared by the executor's events and every
+//! stream that follows the task.
+
+mod lifecycle;
+mod live;
+mod sink;
+mod watch;
+
+pub(crate) use lifecycle::direct_reply;
+pub(crate) use live::{LiveTask, Registry};
+pub use sink::EventSink;
+pub(crate) use watch::{follow_live, follow_store};

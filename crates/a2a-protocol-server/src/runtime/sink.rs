@@ -1,0 +1,160 @@
+//! [`EventSink`]: how an executor reports progress. Every event is checked against the task's
+//! lifecycle, persisted, and then broadcast to the task's streams, in that order.
+
+use std::sync::Arc;
+
+use a2a_protocol_types::{
+    A2aError, Artifact, ContextId, Message, MessageRole, Part, StreamResponse, Task, TaskId,
+    TaskState, TaskStatus,
+};
+
+use super::lifecycle;
+use super::live::LiveTask;
+use crate::store::TaskStore;
+
+/// Where an executor publishes a task's status changes, artifacts and direct replies.
+///
+/// Each call returns once the event is stored and broadcast, or with an error when the event
+/// breaks the task's lifecycle (say, an update after the task finished) or the store failed.
+/// Cheap to clone.
+#[derive(Clone)]
+pub struct EventSink {
+    live: Arc<LiveTask>,
+    store: Arc<dyn TaskStore>,
+    context_id: ContextId,
+}
+
+impl std::fmt::Debug for EventSink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EventSink")
+            .field("task_id", &self.live.task_id)
+            .finish_non_exhaustive()
+    }
+}
+
+impl EventSink {
+    pub(crate) fn new(
+        live: Arc<LiveTask>,
+        store: Arc<dyn TaskStore>,
+        context_id: ContextId,
+    ) -> Self {
+        Self {
+            live,
+            store,
+            context_id,
+        }
+    }
+
+    /// The task this sink reports on.
+    pub fn task_id(&self) -> &TaskId {
+        &self.live.task_id
+    }
+
+    /// The task's context.
+    pub fn context_id(&self) -> &ContextId {
+        &self.context_id
+    }
+
+    /// An agent message with one text part, addressed to this task.
+    pub fn agent_message(&self, text: impl Into<String>) -> Message {
+        self.agent_message_with_parts(vec![Part::text(text)])
+    }
+
+    /// An agent message with the given parts, addressed to this task.
+    pub fn agent_message_with_parts(&self, parts: Vec<Part>) -> Message {
+        Message::new(MessageRole::Agent, parts)
+            .with_context_id(self.context_id.clone())
+            .with_task_id(self.live.task_id.clone())
+    }
+
+    /// The task as it stands.
+    pub async fn task(&self) -> Task {
+        self.live.snapshot().await
+    }
+
+    async fn publish(
+        &self,
+        change: impl FnOnce(&mut Task) -> Result<StreamResponse, A2aError>,
+    ) -> Result<(), A2aError> {
+        let mut state = self.live.state.lock().await;
+        let mut task = state.task.clone();
+        let event = change(&mut task)?;
+        self.store.save(&self.live.tenant, &task).await?;
+        state.task = task;
+        if let Some(events) = &state.events {
+            // No receivers is fine: nobody is streaming this task.
+            let _ = events.send(event);
+        }
+        Ok(())
+    }
+
+    /// Moves the task to `state`, optionally with a message for the client.
+    pub async fn status(&self, state: TaskState, message: Option<Message>) -> Result<(), A2aError> {
+        let mut status = TaskStatus::new(state);
+        status.message = message;
+        self.publish(|task| lifecycle::apply_status(task, status))
+            .await
+    }
+
+    /// Marks the task working.
+    pub async fn working(&self) -> Result<(), A2aError> {
+        self.status(TaskState::Working, None).await
+    }
+
+    /// Completes the task, optionally with a final message.
+    pub async fn complete(&self, message: Option<Message>) -> Result<(), A2aError> {
+        self.status(TaskState::Completed, message).await
+    }
+
+    /// Fails the task, telling the client why.
+    pub async fn fail(&self, reason: impl Into<String>) -> Result<(), A2aError> {
+        let message = self.agent_message(reason);
+        self.status(TaskState::Failed, Some(message)).await
+    }
+
+    /// Rejects the task, telling the client why.
+    pub async fn reject(&self, reason: impl Into<String>) -> Result<(), A2aError> {
+        let message = self.agent_message(reason);
+        self.status(TaskState::Rejected, Some(message)).await
+    }
+
+    /// Asks the client for more input; the task waits for a follow-up message.
+    pub async fn require_input(&self, question: impl Into<String>) -> Result<(), A2aError> {
+        let message = self.agent_message(question);
+        self.status(TaskState::InputRequired, Some(message)).await
+    }
+
+    /// Marks the task canceled.
+    pub async fn cancel(&self) -> Result<(), A2aError> {
+        self.status(TaskState::Canceled, None).await
+    }
+
+    /// Adds an artifact, or replaces the one with the same id.
+    pub async fn artifact(&self, artifact: Artifact) -> Result<(), A2aError> {
+        self.publish(|task| lifecycle::apply_artifact(task, artifact, false, true))
+            .await
+    }
+
+    /// Appends a chunk to the artifact with the same id (creating it on the first chunk);
+    /// `last_chunk` marks the final one.
+    pub async fn artifact_chunk(&self, chunk: Artifact, last_chunk: bool) -> Result<(), A2aError> {
+        self.publish(|task| lifecycle::apply_artifact(task, chunk, true, last_chunk))
+            .await
+    }
+
+    /// Answers with a direct message instead of a task. Only before any other event.
+    pub async fn reply(&self, message: Message) -> Result<(), A2aError> {
+        self.publish(|task| lifecycle::apply_reply(task, message))
+            .await
+    }
+
+    /// Fails the task unless it already settled; used when a turn ends badly.
+    pub(crate) async fn settle_as_failed(&self, reason: &str) {
+        let settled = self.live.snapshot().await.status.state.is_settled();
+        if !settled {
+            if let Err(error) = self.fail(reason).await {
+                tracing::warn!(task_id = %self.live.task_id, %error, "could not mark the task failed");
+            }
+        }
+    }
+}

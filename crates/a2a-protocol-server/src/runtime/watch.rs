@@ -1,0 +1,132 @@
+//! Streams of a task's events: from the live broadcast when a turn runs in this process, or by
+//! polling the store when the task is worked on elsewhere (another process sharing the store).
+
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use a2a_protocol_types::{StreamResponse, Task, TaskArtifactUpdateEvent, TaskStatusUpdateEvent};
+use futures::Stream;
+use futures::stream;
+use tokio::sync::broadcast;
+use tokio::sync::broadcast::error::RecvError;
+
+use super::live::LiveTask;
+use crate::store::TaskStore;
+
+/// A stream of a task's events, ending after a final one.
+pub(crate) type TaskEvents = Pin<Box<dyn Stream<Item = StreamResponse> + Send>>;
+
+struct Following {
+    live: Arc<LiveTask>,
+    events: broadcast::Receiver<StreamResponse>,
+}
+
+/// Follows a live task from `events` (taken with its snapshot) until a final event or the end
+/// of its last turn. A reader that falls too far behind gets a fresh snapshot and continues.
+pub(crate) fn follow_live(
+    live: Arc<LiveTask>,
+    events: Option<broadcast::Receiver<StreamResponse>>,
+) -> TaskEvents {
+    let start = events.map(|events| Following { live, events });
+    Box::pin(stream::unfold(start, |state| async move {
+        let mut state = state?;
+        match state.events.recv().await {
+            Ok(event) => {
+                let next = (!event.is_final()).then_some(state);
+                Some((event, next))
+            }
+            Err(RecvError::Lagged(_)) => {
+                let (task, events) = state.live.subscribe().await;
+                let done = task.status.state.is_settled();
+                let next = match (done, events) {
+                    (false, Some(events)) => Some(Following {
+                        live: state.live,
+                        events,
+                    }),
+                    _ => None,
+                };
+                Some((StreamResponse::Task(task), next))
+            }
+            Err(RecvError::Closed) => None,
+        }
+    }))
+}
+
+const FIRST_POLL: Duration = Duration::from_millis(50);
+const MAX_POLL: Duration = Duration::from_secs(1);
+
+struct Polling {
+    store: Arc<dyn TaskStore>,
+    tenant: String,
+    last: Task,
+    pending: Vec<StreamResponse>,
+    delay: Duration,
+}
+
+/// Follows a task by polling the store, turning each observed change into status and artifact
+/// events, until the task settles or disappears.
+pub(crate) fn follow_store(store: Arc<dyn TaskStore>, tenant: String, last: Task) -> TaskEvents {
+    let start = (!last.status.state.is_settled()).then(|| Polling {
+        store,
+        tenant,
+        last,
+        pending: Vec::new(),
+        delay: FIRST_POLL,
+    });
+    Box::pin(stream::unfold(start, |state| async move {
+        let mut state = state?;
+        loop {
+            if !state.pending.is_empty() {
+                let event = state.pending.remove(0);
+                let done = state.pending.is_empty() && state.last.status.state.is_settled();
+                return Some((event, (!done).then_some(state)));
+            }
+            tokio::time::sleep(state.delay).await;
+            state.delay = (state.delay * 2).min(MAX_POLL);
+            let current = match state.store.get(&state.tenant, &state.last.id).await {
+                Ok(Some(task)) => task,
+                Ok(None) => return None,
+                Err(error) => {
+                    tracing::warn!(%error, "polling a task for its stream failed");
+                    continue;
+                }
+            };
+            state.pending = changes(&state.last, &current);
+            if !state.pending.is_empty() {
+                state.delay = FIRST_POLL;
+            }
+            state.last = current;
+        }
+    }))
+}
+
+/// The events that turn `before` into `after`: changed artifacts, then the status.
+fn changes(before: &Task, after: &Task) -> Vec<StreamResponse> {
+    let mut events = Vec::new();
+    for artifact in &after.artifacts {
+        let unchanged = before
+            .artifacts
+            .iter()
+            .any(|a| a.artifact_id == artifact.artifact_id && a == artifact);
+        if !unchanged {
+            events.push(StreamResponse::ArtifactUpdate(TaskArtifactUpdateEvent {
+                task_id: after.id.clone(),
+                context_id: after.context_id.clone(),
+                artifact: artifact.clone(),
+                append: false,
+                last_chunk: true,
+                metadata: None,
+            }));
+        }
+    }
+    if before.status != after.status {
+        events.push(StreamResponse::StatusUpdate(TaskStatusUpdateEvent {
+            task_id: after.id.clone(),
+            context_id: after.context_id.clone(),
+            status: after.status.clone(),
+            metadata: None,
+        }));
+    }
+    events
+}

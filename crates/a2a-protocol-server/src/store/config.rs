@@ -1,0 +1,58 @@
+//! Limits of the in-memory stores.
+
+use std::time::Duration;
+
+/// How long the in-memory stores keep things, and how many.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct TaskStoreConfig {
+    /// How long an idempotency key is held after its claim. A retry that arrives later is a
+    /// new send. Default 24 hours.
+    pub idempotency_key_ttl: Duration,
+    /// The most keys held at once (per tenant in a tenant-aware store). A send with a new key
+    /// past it is refused as temporarily unavailable; a live key is never evicted.
+    /// Default 100 000.
+    pub max_idempotency_keys: usize,
+    /// How long a terminal task is kept after it settles. Default 1 hour.
+    pub terminal_task_ttl: Duration,
+    /// The most tasks held at once (per tenant in a tenant-aware store). Past it the oldest
+    /// terminal tasks are evicted; a running task never is. Default 10 000.
+    pub max_tasks: usize,
+}
+
+impl Default for TaskStoreConfig {
+    fn default() -> Self {
+        Self {
+            idempotency_key_ttl: Duration::from_secs(24 * 60 * 60),
+            max_idempotency_keys: 100_000,
+            terminal_task_ttl: Duration::from_secs(60 * 60),
+            max_tasks: 10_000,
+        }
+    }
+}
+
+impl TaskStoreConfig {
+    /// Sets [`TaskStoreConfig::idempotency_key_ttl`].
+    pub fn with_idempotency_key_ttl(mut self, ttl: Duration) -> Self {
+        self.idempotency_key_ttl = ttl;
+        self
+    }
+
+    /// Sets [`TaskStoreConfig::max_idempotency_keys`].
+    pub fn with_max_idempotency_keys(mut self, max: usize) -> Self {
+        self.max_idempotency_keys = max;
+        self
+    }
+
+    /// Sets [`TaskStoreConfig::terminal_task_ttl`].
+    pub fn with_terminal_task_ttl(mut self, ttl: Duration) -> Self {
+        self.terminal_task_ttl = ttl;
+        self
+    }
+
+    /// Sets [`TaskStoreConfig::max_tasks`].
+    pub fn with_max_tasks(mut self, max: usize) -> Self {
+        self.max_tasks = max;
+        self
+    }
+}

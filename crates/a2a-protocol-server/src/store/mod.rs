@@ -1,0 +1,169 @@
+//! Task stores: where tasks and idempotency keys live.
+//!
+//! [`TaskStore`] is object-safe and async. Every bundled store honours idempotency keys; a
+//! custom store does not until it implements [`TaskStore::claim_idempotency_key`] and
+//! [`TaskStore::release_idempotency_key`] and overrides [`TaskStore::supports_idempotency`].
+//! That default is deliberate: a store without the index produces a missing card advertisement
+//! and refused keyed sends, never a send that quietly runs twice.
+//!
+//! Two obligations for an implementation of the key index:
+//! - the claim is atomic: two racing claims of one key in one scope have exactly one winner;
+//! - a key is never deleted with its task: a retry after the task is gone must find the key
+//!   and get `TaskNotFound`, not a free key and a second run.
+
+mod config;
+mod memory;
+mod page_token;
+mod shard;
+mod tenant;
+
+use std::time::Duration;
+
+use a2a_protocol_types::{A2aError, ContextId, MessageId, Task, TaskId, TaskState, Timestamp};
+use async_trait::async_trait;
+
+pub use config::TaskStoreConfig;
+pub use memory::InMemoryTaskStore;
+pub use page_token::PageCursor;
+pub use tenant::TenantAwareInMemoryTaskStore;
+
+/// Whom an idempotency key belongs to: the tenant, and the authenticated caller when known.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub struct KeyScope {
+    /// The request's tenant; empty for none.
+    pub tenant: String,
+    /// The authenticated caller, when the server knows one.
+    pub caller: Option<String>,
+}
+
+/// An attempt to take an idempotency key for a send.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeyClaim {
+    /// Whose key it is.
+    pub scope: KeyScope,
+    /// The key, already validated.
+    pub key: String,
+    /// The id of the message being sent.
+    pub message_id: MessageId,
+    /// The id the task will have if this claim wins.
+    pub task_id: TaskId,
+}
+
+/// What a claim found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ClaimOutcome {
+    /// The key was free and is now held for this send.
+    Claimed,
+    /// The key is held by the same message: a retry. Answer with this task.
+    Replay(TaskId),
+    /// The key is held by a different message: the key was reused across two sends.
+    Conflict,
+}
+
+/// Which tasks `ListTasks` wants, already validated.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TaskQuery {
+    /// Only tasks in this context.
+    pub context_id: Option<ContextId>,
+    /// Only tasks in this state.
+    pub status: Option<TaskState>,
+    /// Only tasks whose status changed after this time.
+    pub status_timestamp_after: Option<Timestamp>,
+    /// Page size, 1..=100.
+    pub page_size: usize,
+    /// Where the previous page ended.
+    pub cursor: Option<PageCursor>,
+}
+
+/// One page of tasks, newest status first.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TaskPage {
+    /// The tasks.
+    pub tasks: Vec<Task>,
+    /// Where this page ended, when more tasks follow.
+    pub next: Option<PageCursor>,
+    /// How many tasks match the query in all.
+    pub total_size: usize,
+}
+
+/// Why a store operation failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StoreError {
+    /// The store is busy or briefly unreachable; the same call may succeed later.
+    #[error("task store is busy: {0}")]
+    Busy(String),
+    /// A bounded store is full of entries it may not evict; retry later.
+    #[error("task store is at capacity: {0}")]
+    CapacityExceeded(&'static str),
+    /// The store does not implement the operation.
+    #[error("the task store does not support this operation")]
+    Unsupported,
+    /// Stored data could not be read back.
+    #[error("stored data is corrupt: {0}")]
+    Corrupt(String),
+    /// Any other backend failure.
+    #[error("task store failed: {0}")]
+    Backend(#[source] Box<dyn std::error::Error + Send + Sync>),
+}
+
+/// How long a client is told to wait after a retryable store refusal.
+pub const STORE_RETRY_AFTER: Duration = Duration::from_secs(1);
+
+impl From<StoreError> for A2aError {
+    fn from(error: StoreError) -> Self {
+        match error {
+            StoreError::Busy(_) => A2aError::resource_exhausted(
+                "the task store is busy; nothing ran, retry shortly",
+                STORE_RETRY_AFTER,
+            ),
+            StoreError::CapacityExceeded(what) => A2aError::resource_exhausted(
+                format!("the server is at capacity ({what}); nothing ran, retry later"),
+                STORE_RETRY_AFTER,
+            ),
+            StoreError::Unsupported => {
+                A2aError::unsupported_operation("the task store does not support this operation")
+            }
+            other => {
+                tracing::error!(error = %other, "task store failure");
+                A2aError::internal("the task store failed; see the server log")
+            }
+        }
+    }
+}
+
+/// Where tasks and idempotency keys are kept.
+///
+/// `tenant` partitions tasks in tenant-aware stores; other stores keep one namespace and ignore
+/// it for tasks. Keys are always scoped by [`KeyScope`].
+#[async_trait]
+pub trait TaskStore: Send + Sync + 'static {
+    /// The task, if stored.
+    async fn get(&self, tenant: &str, id: &TaskId) -> Result<Option<Task>, StoreError>;
+
+    /// Inserts or replaces the task.
+    async fn save(&self, tenant: &str, task: &Task) -> Result<(), StoreError>;
+
+    /// A page of tasks matching `query`, newest status first.
+    async fn list(&self, tenant: &str, query: &TaskQuery) -> Result<TaskPage, StoreError>;
+
+    /// Whether this store implements the idempotency key index. The agent card advertises the
+    /// idempotency extension exactly when this is true.
+    fn supports_idempotency(&self) -> bool {
+        false
+    }
+
+    /// Atomically takes `claim.key` in `claim.scope` for `claim.message_id`, or reports who
+    /// holds it. A store at capacity answers [`StoreError::CapacityExceeded`].
+    async fn claim_idempotency_key(&self, claim: &KeyClaim) -> Result<ClaimOutcome, StoreError> {
+        let _ = claim;
+        Err(StoreError::Unsupported)
+    }
+
+    /// Frees a key this send claimed, when the send failed before the agent started. Frees
+    /// nothing if the key is now held for another task.
+    async fn release_idempotency_key(&self, claim: &KeyClaim) -> Result<(), StoreError> {
+        let _ = claim;
+        Err(StoreError::Unsupported)
+    }
+}

@@ -1,0 +1,94 @@
+//! The tenant-aware in-memory store: a separate namespace, with its own limits, per tenant.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use a2a_protocol_types::{Task, TaskId};
+use async_trait::async_trait;
+
+use super::shard::Shard;
+use super::{ClaimOutcome, KeyClaim, StoreError, TaskPage, TaskQuery, TaskStore, TaskStoreConfig};
+
+/// Like [`InMemoryTaskStore`](super::InMemoryTaskStore), but each tenant has its own tasks,
+/// keys and limits: a task of tenant A is invisible to tenant B.
+pub struct TenantAwareInMemoryTaskStore {
+    config: TaskStoreConfig,
+    tenants: Mutex<HashMap<String, Arc<Mutex<Shard>>>>,
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl TenantAwareInMemoryTaskStore {
+    /// A store with the default limits per tenant.
+    pub fn new() -> Self {
+        Self::with_config(TaskStoreConfig::default())
+    }
+
+    /// A store with the given limits per tenant.
+    pub fn with_config(config: TaskStoreConfig) -> Self {
+        Self {
+            config,
+            tenants: Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn shard(&self, tenant: &str) -> Arc<Mutex<Shard>> {
+        let mut tenants = lock(&self.tenants);
+        if let Some(shard) = tenants.get(tenant) {
+            return Arc::clone(shard);
+        }
+        let shard = Arc::new(Mutex::new(Shard::new(self.config.clone())));
+        tenants.insert(tenant.to_owned(), Arc::clone(&shard));
+        shard
+    }
+
+    fn existing(&self, tenant: &str) -> Option<Arc<Mutex<Shard>>> {
+        lock(&self.tenants).get(tenant).cloned()
+    }
+
+    /// How many idempotency keys `tenant` holds.
+    pub fn idempotency_key_count(&self, tenant: &str) -> usize {
+        self.existing(tenant).map_or(0, |s| lock(&s).key_count())
+    }
+}
+
+impl Default for TenantAwareInMemoryTaskStore {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+#[async_trait]
+impl TaskStore for TenantAwareInMemoryTaskStore {
+    async fn get(&self, tenant: &str, id: &TaskId) -> Result<Option<Task>, StoreError> {
+        Ok(self.existing(tenant).and_then(|s| lock(&s).get(id)))
+    }
+
+    async fn save(&self, tenant: &str, task: &Task) -> Result<(), StoreError> {
+        lock(&self.shard(tenant)).save(task)
+    }
+
+    async fn list(&self, tenant: &str, query: &TaskQuery) -> Result<TaskPage, StoreError> {
+        Ok(self
+            .existing(tenant)
+            .map(|s| lock(&s).list(query))
+            .unwrap_or_default())
+    }
+
+    fn supports_idempotency(&self) -> bool {
+        true
+    }
+
+    async fn claim_idempotency_key(&self, claim: &KeyClaim) -> Result<ClaimOutcome, StoreError> {
+        lock(&self.shard(&claim.scope.tenant)).claim(claim)
+    }
+
+    async fn release_idempotency_key(&self, claim: &KeyClaim) -> Result<(), StoreError> {
+        if let Some(shard) = self.existing(&claim.scope.tenant) {
+            lock(&shard).release(claim);
+        }
+        Ok(())
+    }
+}
