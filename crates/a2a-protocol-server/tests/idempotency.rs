@@ -1,0 +1,684 @@
+//! Every row of the outcome table (DESIGN.md §2.3, `idempotency` module docs), on both
+//! bindings, unary and streaming, over real HTTP.
+
+mod common;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use a2a_protocol_server::store::{
+    ClaimOutcome, InMemoryTaskStore, KeyClaim, StoreError, TaskPage, TaskQuery, TaskStore,
+    TaskStoreConfig,
+};
+use a2a_protocol_server::{CallerIdentity, HandlerConfig, RequestHandler, ServerConfig};
+use a2a_protocol_types::{Task, TaskId};
+use async_trait::async_trait;
+use common::*;
+use futures::future::join_all;
+use serde_json::json;
+
+#[tokio::test]
+async fn sends_without_a_key_are_ordinary_sends() {
+    for binding in BINDINGS {
+        let agent = CountingAgent::new();
+        let server = serve(agent.clone()).await;
+        let first = call(
+            binding,
+            &server.base,
+            "SendMessage",
+            send_params("m-1", "hi"),
+        )
+        .await
+        .expect("ok");
+        let second = call(
+            binding,
+            &server.base,
+            "SendMessage",
+            send_params("m-1", "hi"),
+        )
+        .await
+        .expect("ok");
+        assert_ne!(task_of(&first)["id"], task_of(&second)["id"], "{binding:?}");
+        assert_eq!(agent.runs(), 2, "{binding:?}");
+    }
+}
+
+#[tokio::test]
+async fn a_malformed_key_is_refused_and_nothing_runs() {
+    for binding in BINDINGS {
+        let agent = CountingAgent::new();
+        let server = serve(agent.clone()).await;
+        for bad in [
+            json!("short"),
+            json!("has a space in it!!"),
+            json!(1234567890123456789_u64),
+        ] {
+            let mut params = send_params("m-1", "hi");
+            params["message"]["metadata"] = json!({"a2a-rust.com/idempotency-key": bad});
+            let error = call(binding, &server.base, "SendMessage", params.clone())
+                .await
+                .expect_err("refused");
+            assert_eq!(error.reason, "INVALID_PARAMS", "{binding:?} {}", error.body);
+            match binding {
+                Binding::JsonRpc => assert_eq!(error.code, Some(-32602)),
+                Binding::Rest => assert_eq!(error.status, 400),
+            }
+            let error = stream(binding, &server.base, "SendStreamingMessage", params)
+                .await
+                .expect_err("refused");
+            assert_eq!(error.reason, "INVALID_PARAMS");
+        }
+        assert_eq!(agent.runs(), 0);
+    }
+}
+
+/// A store that keeps tasks but has no key index: the default of the trait.
+#[derive(Default)]
+struct NoIndexStore(InMemoryTaskStore);
+
+#[async_trait]
+impl TaskStore for NoIndexStore {
+    async fn get(&self, tenant: &str, id: &TaskId) -> Result<Option<Task>, StoreError> {
+        self.0.get(tenant, id).await
+    }
+    async fn save(&self, tenant: &str, task: &Task) -> Result<(), StoreError> {
+        self.0.save(tenant, task).await
+    }
+    async fn list(&self, tenant: &str, query: &TaskQuery) -> Result<TaskPage, StoreError> {
+        self.0.list(tenant, query).await
+    }
+}
+
+#[tokio::test]
+async fn a_store_without_the_index_refuses_keyed_sends_and_is_not_advertised() {
+    let agent = CountingAgent::new();
+    let handler = RequestHandler::builder(agent.clone())
+        .with_store(Arc::new(NoIndexStore::default()))
+        .build();
+    let server = serve_handler(handler).await;
+    for binding in BINDINGS {
+        let params = keyed_params("m-1", "hi", &key());
+        let error = call(binding, &server.base, "SendMessage", params.clone())
+            .await
+            .expect_err("refused");
+        assert_eq!(error.reason, "UNSUPPORTED_OPERATION");
+        match binding {
+            Binding::JsonRpc => assert_eq!(error.code, Some(-32004)),
+            Binding::Rest => assert_eq!(error.status, 400),
+        }
+        let error = stream(binding, &server.base, "SendStreamingMessage", params)
+            .await
+            .expect_err("refused");
+        assert_eq!(error.reason, "UNSUPPORTED_OPERATION");
+    }
+    assert_eq!(agent.runs(), 0);
+    let card: serde_json::Value = client()
+        .get(format!("{}/.well-known/agent-card.json", server.base))
+        .send()
+        .await
+        .expect("card")
+        .json()
+        .await
+        .expect("json");
+    assert!(card["capabilities"]["extensions"].is_null(), "{card}");
+    // Unkeyed sends still work.
+    call(
+        Binding::Rest,
+        &server.base,
+        "SendMessage",
+        send_params("m-2", "hi"),
+    )
+    .await
+    .expect("ok");
+}
+
+#[tokio::test]
+async fn a_retry_with_the_same_message_returns_the_first_task() {
+    for binding in BINDINGS {
+        let agent = CountingAgent::new();
+        let server = serve(agent.clone()).await;
+        let key = key();
+        let first = call(
+            binding,
+            &server.base,
+            "SendMessage",
+            keyed_params("m-1", "hi", &key),
+        )
+        .await
+        .expect("ok");
+        let retry = call(
+            binding,
+            &server.base,
+            "SendMessage",
+            keyed_params("m-1", "hi", &key),
+        )
+        .await
+        .expect("ok");
+        assert_eq!(task_of(&first)["id"], task_of(&retry)["id"]);
+        assert_eq!(task_of(&retry)["status"]["state"], "TASK_STATE_COMPLETED");
+        // A streaming retry of the same send replays too: the settled task, then the end.
+        let events = stream(
+            binding,
+            &server.base,
+            "SendStreamingMessage",
+            keyed_params("m-1", "hi", &key),
+        )
+        .await
+        .expect("stream");
+        assert_eq!(events.len(), 1, "{events:?}");
+        assert_eq!(events[0]["task"]["id"], task_of(&first)["id"]);
+        assert_eq!(agent.runs(), 1, "{binding:?}");
+    }
+}
+
+#[tokio::test]
+async fn a_streaming_send_and_its_streaming_retry_name_the_same_task() {
+    for binding in BINDINGS {
+        let agent = CountingAgent::new();
+        let server = serve(agent.clone()).await;
+        let key = key();
+        let first = stream(
+            binding,
+            &server.base,
+            "SendStreamingMessage",
+            keyed_params("m-1", "hi", &key),
+        )
+        .await
+        .expect("stream");
+        assert_eq!(last_state(&first), "TASK_STATE_COMPLETED");
+        let retry = stream(
+            binding,
+            &server.base,
+            "SendStreamingMessage",
+            keyed_params("m-1", "hi", &key),
+        )
+        .await
+        .expect("stream");
+        assert_eq!(stream_task_id(&first), stream_task_id(&retry));
+        assert_eq!(agent.runs(), 1);
+    }
+}
+
+#[tokio::test]
+async fn a_retry_while_the_first_attempt_runs_waits_like_the_original() {
+    for binding in BINDINGS {
+        let agent = CountingAgent::slow(Duration::from_millis(400));
+        let server = serve(agent.clone()).await;
+        let key = key();
+        let base = server.base.clone();
+        let params = keyed_params("m-1", "hi", &key);
+        let first = tokio::spawn({
+            let (base, params) = (base.clone(), params.clone());
+            async move { call(binding, &base, "SendMessage", params).await }
+        });
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let retry = call(binding, &base, "SendMessage", params.clone())
+            .await
+            .expect("ok");
+        assert_eq!(
+            task_of(&retry)["status"]["state"],
+            "TASK_STATE_COMPLETED",
+            "blocking retry waits"
+        );
+        let first = first.await.expect("joined").expect("ok");
+        assert_eq!(task_of(&first)["id"], task_of(&retry)["id"]);
+        assert_eq!(agent.runs(), 1);
+    }
+}
+
+#[tokio::test]
+async fn a_streaming_retry_yields_the_snapshot_then_follows_the_live_task() {
+    for binding in BINDINGS {
+        let agent = CountingAgent::slow(Duration::from_millis(400));
+        let server = serve(agent.clone()).await;
+        let key = key();
+        let params = keyed_params("m-1", "hi", &key);
+        let first = tokio::spawn({
+            let (base, params) = (server.base.clone(), params.clone());
+            async move { stream(binding, &base, "SendStreamingMessage", params).await }
+        });
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let retry = stream(binding, &server.base, "SendStreamingMessage", params)
+            .await
+            .expect("stream");
+        assert_eq!(
+            retry[0]["task"]["status"]["state"], "TASK_STATE_WORKING",
+            "{retry:?}"
+        );
+        assert_eq!(last_state(&retry), "TASK_STATE_COMPLETED", "{retry:?}");
+        let first = first.await.expect("joined").expect("stream");
+        assert_eq!(stream_task_id(&first), stream_task_id(&retry));
+        assert_eq!(agent.runs(), 1);
+    }
+}
+
+#[tokio::test]
+async fn a_reused_key_with_another_message_is_refused_without_revealing_the_holder() {
+    for binding in BINDINGS {
+        let agent = CountingAgent::new();
+        let server = serve(agent.clone()).await;
+        let key = key();
+        call(
+            binding,
+            &server.base,
+            "SendMessage",
+            keyed_params("holder-message-id", "a", &key),
+        )
+        .await
+        .expect("ok");
+        let error = call(
+            binding,
+            &server.base,
+            "SendMessage",
+            keyed_params("m-2", "b", &key),
+        )
+        .await
+        .expect_err("refused");
+        assert_eq!(error.reason, "INVALID_PARAMS");
+        match binding {
+            Binding::JsonRpc => assert_eq!(error.code, Some(-32602)),
+            Binding::Rest => assert_eq!(error.status, 400),
+        }
+        assert!(
+            !error.body.to_string().contains("holder-message-id"),
+            "{}",
+            error.body
+        );
+        let error = stream(
+            binding,
+            &server.base,
+            "SendStreamingMessage",
+            keyed_params("m-3", "c", &key),
+        )
+        .await
+        .expect_err("refused");
+        assert_eq!(error.reason, "INVALID_PARAMS");
+        assert_eq!(agent.runs(), 1);
+    }
+}
+
+#[tokio::test]
+async fn a_key_whose_task_was_swept_answers_task_not_found_and_runs_nothing() {
+    for binding in BINDINGS {
+        let agent = CountingAgent::new();
+        let store = Arc::new(InMemoryTaskStore::with_config(
+            TaskStoreConfig::default().with_terminal_task_ttl(Duration::from_millis(20)),
+        ));
+        let server = serve_handler(handler_with_store(agent.clone(), store.clone())).await;
+        let key = key();
+        call(
+            binding,
+            &server.base,
+            "SendMessage",
+            keyed_params("m-1", "hi", &key),
+        )
+        .await
+        .expect("ok");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        // Any later write sweeps expired terminal tasks.
+        call(
+            binding,
+            &server.base,
+            "SendMessage",
+            send_params("m-x", "sweep"),
+        )
+        .await
+        .expect("ok");
+        assert_eq!(store.task_count(), 1, "the first task was swept");
+        let error = call(
+            binding,
+            &server.base,
+            "SendMessage",
+            keyed_params("m-1", "hi", &key),
+        )
+        .await
+        .expect_err("not found");
+        assert_eq!(error.reason, "TASK_NOT_FOUND");
+        match binding {
+            Binding::JsonRpc => assert_eq!(error.code, Some(-32001)),
+            Binding::Rest => assert_eq!(error.status, 404),
+        }
+        let error = stream(
+            binding,
+            &server.base,
+            "SendStreamingMessage",
+            keyed_params("m-1", "hi", &key),
+        )
+        .await
+        .expect_err("not found");
+        assert_eq!(error.reason, "TASK_NOT_FOUND");
+        assert_eq!(
+            agent.runs(),
+            2,
+            "the keyed send ran once, the sweeping send once"
+        );
+    }
+}
+
+#[tokio::test]
+async fn past_the_key_cap_a_new_key_gets_503_and_runs_nothing() {
+    for binding in BINDINGS {
+        let agent = CountingAgent::new();
+        let store = Arc::new(InMemoryTaskStore::with_config(
+            TaskStoreConfig::default().with_max_idempotency_keys(2),
+        ));
+        let server = serve_handler(handler_with_store(agent.clone(), store)).await;
+        let (a, b) = (key(), key());
+        call(
+            binding,
+            &server.base,
+            "SendMessage",
+            keyed_params("m-a", "a", &a),
+        )
+        .await
+        .expect("ok");
+        call(
+            binding,
+            &server.base,
+            "SendMessage",
+            keyed_params("m-b", "b", &b),
+        )
+        .await
+        .expect("ok");
+        let error = call(
+            binding,
+            &server.base,
+            "SendMessage",
+            keyed_params("m-c", "c", &key()),
+        )
+        .await
+        .expect_err("refused");
+        assert_eq!(error.status, 503, "{}", error.body);
+        assert_eq!(error.reason, "RESOURCE_EXHAUSTED");
+        assert!(error.retry_after.is_some(), "Retry-After is set");
+        if binding == Binding::JsonRpc {
+            assert_eq!(error.code, Some(-32603));
+            let retry_info = error.body["error"]["data"]
+                .as_array()
+                .expect("details")
+                .iter()
+                .any(|d| d["@type"] == "type.googleapis.com/google.rpc.RetryInfo");
+            assert!(retry_info, "{}", error.body);
+        }
+        let error = stream(
+            binding,
+            &server.base,
+            "SendStreamingMessage",
+            keyed_params("m-d", "d", &key()),
+        )
+        .await
+        .expect_err("refused");
+        assert_eq!(error.status, 503);
+        // A held key still replays at capacity.
+        call(
+            binding,
+            &server.base,
+            "SendMessage",
+            keyed_params("m-a", "a", &a),
+        )
+        .await
+        .expect("replay");
+        assert_eq!(agent.runs(), 2);
+    }
+}
+
+#[tokio::test]
+async fn an_expired_key_is_free_again() {
+    let agent = CountingAgent::new();
+    let store = Arc::new(InMemoryTaskStore::with_config(
+        TaskStoreConfig::default().with_idempotency_key_ttl(Duration::from_millis(30)),
+    ));
+    let server = serve_handler(handler_with_store(agent.clone(), store)).await;
+    let key = key();
+    let first = call(
+        Binding::Rest,
+        &server.base,
+        "SendMessage",
+        keyed_params("m-1", "hi", &key),
+    )
+    .await
+    .expect("ok");
+    let replay = call(
+        Binding::Rest,
+        &server.base,
+        "SendMessage",
+        keyed_params("m-1", "hi", &key),
+    )
+    .await
+    .expect("ok");
+    assert_eq!(
+        task_of(&first)["id"],
+        task_of(&replay)["id"],
+        "held while live"
+    );
+    tokio::time::sleep(Duration::from_millis(60)).await;
+    let later = call(
+        Binding::Rest,
+        &server.base,
+        "SendMessage",
+        keyed_params("m-1", "hi", &key),
+    )
+    .await
+    .expect("ok");
+    assert_ne!(task_of(&first)["id"], task_of(&later)["id"]);
+    assert_eq!(agent.runs(), 2);
+}
+
+#[tokio::test]
+async fn a_retried_keyed_follow_up_replays_instead_of_failing_on_the_terminal_task() {
+    for binding in BINDINGS {
+        let agent = CountingAgent::new();
+        let server = serve(agent.clone()).await;
+        let asked = call(
+            binding,
+            &server.base,
+            "SendMessage",
+            send_params("m-1", "ask"),
+        )
+        .await
+        .expect("ok");
+        let task = task_of(&asked);
+        assert_eq!(task["status"]["state"], "TASK_STATE_INPUT_REQUIRED");
+        let key = key();
+        let mut follow_up = keyed_params("m-2", "more", &key);
+        follow_up["message"]["taskId"] = task["id"].clone();
+        let done = call(binding, &server.base, "SendMessage", follow_up.clone())
+            .await
+            .expect("ok");
+        assert_eq!(task_of(&done)["status"]["state"], "TASK_STATE_COMPLETED");
+        let retry = call(binding, &server.base, "SendMessage", follow_up.clone())
+            .await
+            .expect("replay");
+        assert_eq!(task_of(&retry)["id"], task["id"]);
+        assert_eq!(task_of(&retry)["status"]["state"], "TASK_STATE_COMPLETED");
+        let events = stream(binding, &server.base, "SendStreamingMessage", follow_up)
+            .await
+            .expect("replay");
+        assert_eq!(events[0]["task"]["id"], task["id"]);
+        assert_eq!(
+            agent.runs(),
+            2,
+            "the first turn and the follow-up, once each"
+        );
+        // An unkeyed follow-up to the finished task is refused, as the spec says.
+        let mut late = send_params("m-3", "more");
+        late["message"]["taskId"] = task["id"].clone();
+        let error = call(binding, &server.base, "SendMessage", late)
+            .await
+            .expect_err("terminal");
+        assert_eq!(error.reason, "UNSUPPORTED_OPERATION");
+    }
+}
+
+#[tokio::test]
+async fn sixty_four_concurrent_keyed_sends_run_the_agent_once() {
+    for binding in BINDINGS {
+        let agent = CountingAgent::slow(Duration::from_millis(50));
+        let server = serve(agent.clone()).await;
+        let params = keyed_params("m-1", "hi", &key());
+        let sends = (0..64).map(|_| {
+            let (base, params) = (server.base.clone(), params.clone());
+            tokio::spawn(async move { call(binding, &base, "SendMessage", params).await })
+        });
+        let results = join_all(sends).await;
+        let ids: std::collections::HashSet<String> = results
+            .into_iter()
+            .map(|r| {
+                let result = r.expect("joined").expect("ok");
+                assert_eq!(task_of(&result)["status"]["state"], "TASK_STATE_COMPLETED");
+                task_of(&result)["id"].as_str().expect("id").to_owned()
+            })
+            .collect();
+        assert_eq!(ids.len(), 1, "{binding:?}: {ids:?}");
+        assert_eq!(agent.runs(), 1, "{binding:?}");
+    }
+}
+
+#[tokio::test]
+async fn sixty_four_concurrent_keyed_streaming_sends_run_the_agent_once() {
+    for binding in BINDINGS {
+        let agent = CountingAgent::slow(Duration::from_millis(50));
+        let server = serve(agent.clone()).await;
+        let params = keyed_params("m-1", "hi", &key());
+        let sends = (0..64).map(|_| {
+            let (base, params) = (server.base.clone(), params.clone());
+            tokio::spawn(
+                async move { stream(binding, &base, "SendStreamingMessage", params).await },
+            )
+        });
+        let results = join_all(sends).await;
+        let ids: std::collections::HashSet<String> = results
+            .into_iter()
+            .map(|r| {
+                let events = r.expect("joined").expect("stream");
+                assert_eq!(last_state(&events), "TASK_STATE_COMPLETED", "{events:?}");
+                stream_task_id(&events)
+            })
+            .collect();
+        assert_eq!(ids.len(), 1, "{binding:?}: {ids:?}");
+        assert_eq!(agent.runs(), 1, "{binding:?}");
+    }
+}
+
+#[tokio::test]
+async fn keys_are_scoped_to_the_tenant() {
+    let agent = CountingAgent::new();
+    let server = serve(agent.clone()).await;
+    let key = key();
+    let mut ids = Vec::new();
+    for tenant in ["tenant-a", "tenant-b"] {
+        let mut params = keyed_params("m-1", "hi", &key);
+        params["tenant"] = json!(tenant);
+        let result = call(Binding::JsonRpc, &server.base, "SendMessage", params)
+            .await
+            .expect("ok");
+        ids.push(task_of(&result)["id"].clone());
+    }
+    assert_ne!(ids[0], ids[1]);
+    assert_eq!(agent.runs(), 2);
+}
+
+#[tokio::test]
+async fn keys_are_scoped_to_the_authenticated_caller() {
+    let agent = CountingAgent::new();
+    let resolver: a2a_protocol_server::CallerResolver = Arc::new(|headers: &http::HeaderMap| {
+        headers
+            .get("x-caller")
+            .and_then(|v| v.to_str().ok())
+            .map(|v| CallerIdentity(v.to_owned()))
+    });
+    let server = serve_with(
+        RequestHandler::builder(agent.clone()).build(),
+        ServerConfig::default().with_caller_resolver(resolver),
+    )
+    .await;
+    let key = key();
+    let params = keyed_params("m-1", "hi", &key);
+    let alice = call_with(
+        Binding::Rest,
+        &server.base,
+        "SendMessage",
+        params.clone(),
+        &[("x-caller", "alice")],
+    )
+    .await
+    .expect("ok");
+    let bob = call_with(
+        Binding::Rest,
+        &server.base,
+        "SendMessage",
+        params.clone(),
+        &[("x-caller", "bob")],
+    )
+    .await
+    .expect("ok");
+    assert_ne!(
+        task_of(&alice)["id"],
+        task_of(&bob)["id"],
+        "one caller's key never reaches another's task"
+    );
+    let alice_again = call_with(
+        Binding::Rest,
+        &server.base,
+        "SendMessage",
+        params,
+        &[("x-caller", "alice")],
+    )
+    .await
+    .expect("ok");
+    assert_eq!(task_of(&alice)["id"], task_of(&alice_again)["id"]);
+    assert_eq!(agent.runs(), 2);
+}
+
+/// A store whose claim fails as busy: the send is refused as retryable and nothing runs.
+struct BusyStore(InMemoryTaskStore);
+
+#[async_trait]
+impl TaskStore for BusyStore {
+    async fn get(&self, tenant: &str, id: &TaskId) -> Result<Option<Task>, StoreError> {
+        self.0.get(tenant, id).await
+    }
+    async fn save(&self, tenant: &str, task: &Task) -> Result<(), StoreError> {
+        self.0.save(tenant, task).await
+    }
+    async fn list(&self, tenant: &str, query: &TaskQuery) -> Result<TaskPage, StoreError> {
+        self.0.list(tenant, query).await
+    }
+    fn supports_idempotency(&self) -> bool {
+        true
+    }
+    async fn claim_idempotency_key(&self, _claim: &KeyClaim) -> Result<ClaimOutcome, StoreError> {
+        Err(StoreError::Busy("database is locked".into()))
+    }
+    async fn release_idempotency_key(&self, _claim: &KeyClaim) -> Result<(), StoreError> {
+        Ok(())
+    }
+}
+
+#[tokio::test]
+async fn an_overloaded_store_refuses_with_a_retryable_503() {
+    let agent = CountingAgent::new();
+    let handler = RequestHandler::builder(agent.clone())
+        .with_store(Arc::new(BusyStore(InMemoryTaskStore::new())))
+        .with_config(HandlerConfig::default())
+        .build();
+    let server = serve_handler(handler).await;
+    for binding in BINDINGS {
+        let error = call(
+            binding,
+            &server.base,
+            "SendMessage",
+            keyed_params("m-1", "hi", &key()),
+        )
+        .await
+        .expect_err("refused");
+        assert_eq!(error.status, 503);
+        assert_eq!(error.retry_after.as_deref(), Some("1"));
+        assert!(
+            !error.message.contains("locked"),
+            "internals stay in the log: {}",
+            error.message
+        );
+    }
+    assert_eq!(agent.runs(), 0);
+}
