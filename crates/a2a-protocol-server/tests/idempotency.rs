@@ -426,7 +426,7 @@ async fn past_the_key_cap_a_new_key_gets_503_and_runs_nothing() {
 async fn an_expired_key_is_free_again() {
     let agent = CountingAgent::new();
     let store = Arc::new(InMemoryTaskStore::with_config(
-        TaskStoreConfig::default().with_idempotency_key_ttl(Duration::from_millis(30)),
+        TaskStoreConfig::default().with_idempotency_key_ttl(Duration::from_millis(1500)),
     ));
     let server = serve_handler(handler_with_store(agent.clone(), store)).await;
     let key = key();
@@ -451,7 +451,7 @@ async fn an_expired_key_is_free_again() {
         task_of(&replay)["id"],
         "held while live"
     );
-    tokio::time::sleep(Duration::from_millis(60)).await;
+    tokio::time::sleep(Duration::from_millis(1700)).await;
     let later = call(
         Binding::Rest,
         &server.base,
