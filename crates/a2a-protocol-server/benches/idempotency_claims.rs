@@ -5,7 +5,9 @@
 
 use std::hint::black_box;
 
-use a2a_protocol_server::store::{InMemoryTaskStore, KeyClaim, KeyScope, TaskStore};
+use a2a_protocol_server::store::{
+    InMemoryTaskStore, KeyClaim, KeyScope, TaskStore, TaskStoreConfig,
+};
 use a2a_protocol_types::{MessageId, TaskId};
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 
@@ -19,7 +21,9 @@ fn claim(i: u64) -> KeyClaim {
 }
 
 fn filled(runtime: &tokio::runtime::Runtime, held: u64) -> InMemoryTaskStore {
-    let store = InMemoryTaskStore::new();
+    // Room for the held keys plus the one each iteration claims and releases.
+    let config = TaskStoreConfig::default().with_max_idempotency_keys(held as usize + 1);
+    let store = InMemoryTaskStore::with_config(config);
     runtime.block_on(async {
         for i in 0..held {
             store.claim_idempotency_key(&claim(i)).await.expect("room");
@@ -29,29 +33,44 @@ fn filled(runtime: &tokio::runtime::Runtime, held: u64) -> InMemoryTaskStore {
 }
 
 fn claims(c: &mut Criterion) {
-    let runtime = tokio::runtime::Builder::new_current_thread().build().expect("runtime");
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .expect("runtime");
     let mut group = c.benchmark_group("claim");
     for held in [1_000u64, 100_000] {
         let store = filled(&runtime, held);
         let mut next = held;
-        group.bench_with_input(BenchmarkId::new("new_key_then_release", held), &held, |b, _| {
-            b.iter(|| {
-                next += 1;
-                let fresh = claim(next);
-                runtime.block_on(async {
-                    black_box(store.claim_idempotency_key(&fresh).await.expect("claimed"));
-                    store.release_idempotency_key(&fresh).await.expect("released");
-                });
-            })
-        });
+        group.bench_with_input(
+            BenchmarkId::new("new_key_then_release", held),
+            &held,
+            |b, _| {
+                b.iter(|| {
+                    next += 1;
+                    let fresh = claim(next);
+                    runtime.block_on(async {
+                        black_box(store.claim_idempotency_key(&fresh).await.expect("claimed"));
+                        store
+                            .release_idempotency_key(&fresh)
+                            .await
+                            .expect("released");
+                    });
+                })
+            },
+        );
         let mut i = 0;
-        group.bench_with_input(BenchmarkId::new("replay_of_held_key", held), &held, |b, &held| {
-            b.iter(|| {
-                i = (i + 7919) % held;
-                let retry = claim(i);
-                runtime.block_on(async { black_box(store.claim_idempotency_key(&retry).await.expect("replay")) })
-            })
-        });
+        group.bench_with_input(
+            BenchmarkId::new("replay_of_held_key", held),
+            &held,
+            |b, &held| {
+                b.iter(|| {
+                    i = (i + 7919) % held;
+                    let retry = claim(i);
+                    runtime.block_on(async {
+                        black_box(store.claim_idempotency_key(&retry).await.expect("replay"))
+                    })
+                })
+            },
+        );
     }
     group.finish();
 }

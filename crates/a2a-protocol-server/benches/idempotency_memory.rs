@@ -14,7 +14,9 @@ const KEYS: usize = 100_000;
 
 fn main() {
     let _profiler = dhat::Profiler::builder().testing().build();
-    let runtime = tokio::runtime::Builder::new_current_thread().build().expect("runtime");
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .expect("runtime");
     let claims: Vec<KeyClaim> = (0..KEYS)
         .map(|_| KeyClaim {
             scope: KeyScope::default(),

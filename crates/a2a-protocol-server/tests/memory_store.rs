@@ -30,27 +30,66 @@ const KEY: &str = "8f14e45fceea167a5a36dedd4bea2543";
 #[tokio::test]
 async fn claims_resolve_to_claimed_replay_or_conflict() {
     let store = InMemoryTaskStore::new();
-    assert_eq!(store.claim_idempotency_key(&claim("", KEY, "m1", "t1")).await.expect("ok"), ClaimOutcome::Claimed);
     assert_eq!(
-        store.claim_idempotency_key(&claim("", KEY, "m1", "t2")).await.expect("ok"),
+        store
+            .claim_idempotency_key(&claim("", KEY, "m1", "t1"))
+            .await
+            .expect("ok"),
+        ClaimOutcome::Claimed
+    );
+    assert_eq!(
+        store
+            .claim_idempotency_key(&claim("", KEY, "m1", "t2"))
+            .await
+            .expect("ok"),
         ClaimOutcome::Replay(TaskId::new("t1"))
     );
-    assert_eq!(store.claim_idempotency_key(&claim("", KEY, "m2", "t3")).await.expect("ok"), ClaimOutcome::Conflict);
-    assert_eq!(store.claim_idempotency_key(&claim("other", KEY, "m2", "t4")).await.expect("ok"), ClaimOutcome::Claimed);
+    assert_eq!(
+        store
+            .claim_idempotency_key(&claim("", KEY, "m2", "t3"))
+            .await
+            .expect("ok"),
+        ClaimOutcome::Conflict
+    );
+    assert_eq!(
+        store
+            .claim_idempotency_key(&claim("other", KEY, "m2", "t4"))
+            .await
+            .expect("ok"),
+        ClaimOutcome::Claimed
+    );
 }
 
 #[tokio::test]
 async fn a_release_frees_only_the_releasing_claim() {
     let store = InMemoryTaskStore::new();
-    store.claim_idempotency_key(&claim("", KEY, "m1", "t1")).await.expect("ok");
-    store.release_idempotency_key(&claim("", KEY, "m1", "t-other")).await.expect("ok");
+    store
+        .claim_idempotency_key(&claim("", KEY, "m1", "t1"))
+        .await
+        .expect("ok");
+    store
+        .release_idempotency_key(&claim("", KEY, "m1", "t-other"))
+        .await
+        .expect("ok");
     assert_eq!(
-        store.claim_idempotency_key(&claim("", KEY, "m1", "t2")).await.expect("ok"),
+        store
+            .claim_idempotency_key(&claim("", KEY, "m1", "t2"))
+            .await
+            .expect("ok"),
         ClaimOutcome::Replay(TaskId::new("t1")),
         "a release naming another task frees nothing"
     );
-    store.release_idempotency_key(&claim("", KEY, "m1", "t1")).await.expect("ok");
-    assert_eq!(store.claim_idempotency_key(&claim("", KEY, "m1", "t2")).await.expect("ok"), ClaimOutcome::Claimed);
+    store
+        .release_idempotency_key(&claim("", KEY, "m1", "t1"))
+        .await
+        .expect("ok");
+    assert_eq!(
+        store
+            .claim_idempotency_key(&claim("", KEY, "m1", "t2"))
+            .await
+            .expect("ok"),
+        ClaimOutcome::Claimed
+    );
 }
 
 #[tokio::test]
@@ -58,29 +97,50 @@ async fn racing_claims_of_one_key_have_exactly_one_winner() {
     let store = std::sync::Arc::new(InMemoryTaskStore::new());
     let claims = (0..64).map(|i| {
         let store = store.clone();
-        tokio::spawn(async move { store.claim_idempotency_key(&claim("", KEY, "m1", &format!("t{i}"))).await })
+        tokio::spawn(async move {
+            store
+                .claim_idempotency_key(&claim("", KEY, "m1", &format!("t{i}")))
+                .await
+        })
     });
     let outcomes = futures::future::join_all(claims).await;
     let winners = outcomes
         .iter()
-        .filter(|o| matches!(o.as_ref().expect("joined").as_ref().expect("ok"), ClaimOutcome::Claimed))
+        .filter(|o| {
+            matches!(
+                o.as_ref().expect("joined").as_ref().expect("ok"),
+                ClaimOutcome::Claimed
+            )
+        })
         .count();
     assert_eq!(winners, 1);
 }
 
 #[tokio::test]
 async fn the_key_cap_refuses_new_keys_but_never_evicts_live_ones() {
-    let store = InMemoryTaskStore::with_config(TaskStoreConfig::default().with_max_idempotency_keys(3));
+    let store =
+        InMemoryTaskStore::with_config(TaskStoreConfig::default().with_max_idempotency_keys(3));
     for i in 0..3 {
         let key = format!("{KEY}-{i}");
-        store.claim_idempotency_key(&claim("", &key, "m", "t")).await.expect("ok");
+        store
+            .claim_idempotency_key(&claim("", &key, "m", "t"))
+            .await
+            .expect("ok");
     }
-    let refused = store.claim_idempotency_key(&claim("", &format!("{KEY}-9"), "m", "t")).await;
-    assert!(matches!(refused, Err(StoreError::CapacityExceeded(_))), "{refused:?}");
+    let refused = store
+        .claim_idempotency_key(&claim("", &format!("{KEY}-9"), "m", "t"))
+        .await;
+    assert!(
+        matches!(refused, Err(StoreError::CapacityExceeded(_))),
+        "{refused:?}"
+    );
     for i in 0..3 {
         let key = format!("{KEY}-{i}");
         assert!(matches!(
-            store.claim_idempotency_key(&claim("", &key, "m", "t")).await.expect("ok"),
+            store
+                .claim_idempotency_key(&claim("", &key, "m", "t"))
+                .await
+                .expect("ok"),
             ClaimOutcome::Replay(_)
         ));
     }
@@ -93,47 +153,126 @@ async fn expired_keys_make_room_under_the_cap() {
             .with_max_idempotency_keys(2)
             .with_idempotency_key_ttl(Duration::from_millis(20)),
     );
-    store.claim_idempotency_key(&claim("", &format!("{KEY}-1"), "m", "t")).await.expect("ok");
-    store.claim_idempotency_key(&claim("", &format!("{KEY}-2"), "m", "t")).await.expect("ok");
+    store
+        .claim_idempotency_key(&claim("", &format!("{KEY}-1"), "m", "t"))
+        .await
+        .expect("ok");
+    store
+        .claim_idempotency_key(&claim("", &format!("{KEY}-2"), "m", "t"))
+        .await
+        .expect("ok");
     tokio::time::sleep(Duration::from_millis(40)).await;
     assert_eq!(
-        store.claim_idempotency_key(&claim("", &format!("{KEY}-3"), "m", "t")).await.expect("room"),
+        store
+            .claim_idempotency_key(&claim("", &format!("{KEY}-3"), "m", "t"))
+            .await
+            .expect("room"),
         ClaimOutcome::Claimed
     );
-    assert_eq!(store.idempotency_key_count(), 1, "both expired keys were swept");
+    assert_eq!(
+        store.idempotency_key_count(),
+        1,
+        "both expired keys were swept"
+    );
 }
 
 #[tokio::test]
 async fn the_task_cap_evicts_the_oldest_terminal_task_first_and_never_a_running_one() {
     let store = InMemoryTaskStore::with_config(TaskStoreConfig::default().with_max_tasks(3));
-    store.save("", &task("running", TaskState::Working)).await.expect("ok");
-    store.save("", &task("done-1", TaskState::Completed)).await.expect("ok");
-    store.save("", &task("done-2", TaskState::Failed)).await.expect("ok");
-    store.save("", &task("new", TaskState::Submitted)).await.expect("room made");
-    assert!(store.get("", &TaskId::new("done-1")).await.expect("ok").is_none(), "oldest terminal evicted");
-    assert!(store.get("", &TaskId::new("done-2")).await.expect("ok").is_some());
-    assert!(store.get("", &TaskId::new("running")).await.expect("ok").is_some());
-    store.save("", &task("newer", TaskState::Working)).await.expect("room made");
+    store
+        .save("", &task("running", TaskState::Working))
+        .await
+        .expect("ok");
+    store
+        .save("", &task("done-1", TaskState::Completed))
+        .await
+        .expect("ok");
+    store
+        .save("", &task("done-2", TaskState::Failed))
+        .await
+        .expect("ok");
+    store
+        .save("", &task("new", TaskState::Submitted))
+        .await
+        .expect("room made");
+    assert!(
+        store
+            .get("", &TaskId::new("done-1"))
+            .await
+            .expect("ok")
+            .is_none(),
+        "oldest terminal evicted"
+    );
+    assert!(
+        store
+            .get("", &TaskId::new("done-2"))
+            .await
+            .expect("ok")
+            .is_some()
+    );
+    assert!(
+        store
+            .get("", &TaskId::new("running"))
+            .await
+            .expect("ok")
+            .is_some()
+    );
+    store
+        .save("", &task("newer", TaskState::Working))
+        .await
+        .expect("room made");
     let full = store.save("", &task("newest", TaskState::Working)).await;
-    assert!(matches!(full, Err(StoreError::CapacityExceeded(_))), "only running tasks left: {full:?}");
+    assert!(
+        matches!(full, Err(StoreError::CapacityExceeded(_))),
+        "only running tasks left: {full:?}"
+    );
     assert_eq!(store.task_count(), 3);
 }
 
 #[tokio::test]
 async fn terminal_tasks_expire_and_their_keys_outlive_them() {
-    let store = InMemoryTaskStore::with_config(TaskStoreConfig::default().with_terminal_task_ttl(Duration::from_millis(20)));
-    store.claim_idempotency_key(&claim("", KEY, "m1", "t1")).await.expect("ok");
-    store.save("", &task("t1", TaskState::Completed)).await.expect("ok");
-    store.save("", &task("running", TaskState::Working)).await.expect("ok");
-    tokio::time::sleep(Duration::from_millis(40)).await;
-    let page = store
-        .list("", &TaskQuery { page_size: 10, ..TaskQuery::default() })
+    let store = InMemoryTaskStore::with_config(
+        TaskStoreConfig::default().with_terminal_task_ttl(Duration::from_millis(20)),
+    );
+    store
+        .claim_idempotency_key(&claim("", KEY, "m1", "t1"))
         .await
         .expect("ok");
-    assert_eq!(page.total_size, 1, "the expired terminal task is gone, the running one stays");
-    assert!(store.get("", &TaskId::new("t1")).await.expect("ok").is_none());
+    store
+        .save("", &task("t1", TaskState::Completed))
+        .await
+        .expect("ok");
+    store
+        .save("", &task("running", TaskState::Working))
+        .await
+        .expect("ok");
+    tokio::time::sleep(Duration::from_millis(40)).await;
+    let page = store
+        .list(
+            "",
+            &TaskQuery {
+                page_size: 10,
+                ..TaskQuery::default()
+            },
+        )
+        .await
+        .expect("ok");
     assert_eq!(
-        store.claim_idempotency_key(&claim("", KEY, "m1", "t9")).await.expect("ok"),
+        page.total_size, 1,
+        "the expired terminal task is gone, the running one stays"
+    );
+    assert!(
+        store
+            .get("", &TaskId::new("t1"))
+            .await
+            .expect("ok")
+            .is_none()
+    );
+    assert_eq!(
+        store
+            .claim_idempotency_key(&claim("", KEY, "m1", "t9"))
+            .await
+            .expect("ok"),
         ClaimOutcome::Replay(TaskId::new("t1")),
         "the key still names the swept task, so a retry cannot run again"
     );
@@ -148,23 +287,67 @@ async fn memory_stays_bounded_under_sustained_load() {
     );
     for i in 0..20_000 {
         let id = format!("task-{i}");
-        store.claim_idempotency_key(&claim("", &format!("{KEY}-{i}"), "m", &id)).await.expect("ok");
-        store.save("", &task(&id, TaskState::Working)).await.expect("ok");
-        store.save("", &task(&id, TaskState::Completed)).await.expect("ok");
+        store
+            .claim_idempotency_key(&claim("", &format!("{KEY}-{i}"), "m", &id))
+            .await
+            .expect("ok");
+        store
+            .save("", &task(&id, TaskState::Working))
+            .await
+            .expect("ok");
+        store
+            .save("", &task(&id, TaskState::Completed))
+            .await
+            .expect("ok");
     }
     assert_eq!(store.task_count(), 500);
-    assert_eq!(store.idempotency_key_count(), 20_000, "keys are bounded by their own cap and TTL");
+    assert_eq!(
+        store.idempotency_key_count(),
+        20_000,
+        "keys are bounded by their own cap and TTL"
+    );
 }
 
 #[tokio::test]
 async fn a_tenant_aware_store_keeps_tenants_apart_with_limits_each() {
-    let store = TenantAwareInMemoryTaskStore::with_config(TaskStoreConfig::default().with_max_idempotency_keys(1));
-    store.save("a", &task("t1", TaskState::Completed)).await.expect("ok");
-    assert!(store.get("b", &TaskId::new("t1")).await.expect("ok").is_none());
-    assert!(store.get("a", &TaskId::new("t1")).await.expect("ok").is_some());
-    assert_eq!(store.claim_idempotency_key(&claim("a", KEY, "m", "t1")).await.expect("ok"), ClaimOutcome::Claimed);
-    assert_eq!(store.claim_idempotency_key(&claim("b", KEY, "m", "t2")).await.expect("ok"), ClaimOutcome::Claimed);
-    let full = store.claim_idempotency_key(&claim("a", &format!("{KEY}-2"), "m", "t3")).await;
+    let store = TenantAwareInMemoryTaskStore::with_config(
+        TaskStoreConfig::default().with_max_idempotency_keys(1),
+    );
+    store
+        .save("a", &task("t1", TaskState::Completed))
+        .await
+        .expect("ok");
+    assert!(
+        store
+            .get("b", &TaskId::new("t1"))
+            .await
+            .expect("ok")
+            .is_none()
+    );
+    assert!(
+        store
+            .get("a", &TaskId::new("t1"))
+            .await
+            .expect("ok")
+            .is_some()
+    );
+    assert_eq!(
+        store
+            .claim_idempotency_key(&claim("a", KEY, "m", "t1"))
+            .await
+            .expect("ok"),
+        ClaimOutcome::Claimed
+    );
+    assert_eq!(
+        store
+            .claim_idempotency_key(&claim("b", KEY, "m", "t2"))
+            .await
+            .expect("ok"),
+        ClaimOutcome::Claimed
+    );
+    let full = store
+        .claim_idempotency_key(&claim("a", &format!("{KEY}-2"), "m", "t3"))
+        .await;
     assert!(matches!(full, Err(StoreError::CapacityExceeded(_))));
     assert_eq!(store.idempotency_key_count("a"), 1);
 }

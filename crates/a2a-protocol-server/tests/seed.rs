@@ -21,10 +21,18 @@ fn server_support() {
 async fn every_bundled_store_advertises_the_extension_on_the_card() {
     let stores: Vec<(&str, Arc<dyn TaskStore>)> = vec![
         ("in-memory", Arc::new(InMemoryTaskStore::new())),
-        ("tenant-aware in-memory", Arc::new(TenantAwareInMemoryTaskStore::new())),
+        (
+            "tenant-aware in-memory",
+            Arc::new(TenantAwareInMemoryTaskStore::new()),
+        ),
     ];
     for (name, store) in stores {
-        let server = serve_handler(RequestHandler::builder(CountingAgent::new()).with_store(store).build()).await;
+        let server = serve_handler(
+            RequestHandler::builder(CountingAgent::new())
+                .with_store(store)
+                .build(),
+        )
+        .await;
         let card: AgentCard = client()
             .get(format!("{}/.well-known/agent-card.json", server.base))
             .send()

@@ -1,0 +1,180 @@
+//! Real peers: the official Python (`a2a-sdk`, PyPI) and JavaScript (`@a2a-js/sdk`, npm)
+//! clients, at pinned versions, drive our server over JSON-RPC and HTTP+JSON. `interop/setup.sh`
+//! installs them on first use.
+
+mod common;
+
+use std::path::PathBuf;
+use std::process::Command;
+use std::sync::Mutex;
+
+use a2a_protocol_server::agents::EchoAgent;
+use a2a_protocol_server::{AgentExecutor, EventSink, RequestContext, RequestHandler};
+use a2a_protocol_types::A2aError;
+use async_trait::async_trait;
+use common::*;
+use serde_json::Value;
+
+fn interop_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../interop")
+}
+
+static SETUP: Mutex<bool> = Mutex::new(false);
+
+/// Installs the peers once per test binary; fails loudly if it cannot.
+fn ensure_peers() {
+    let mut done = SETUP.lock().unwrap_or_else(|e| e.into_inner());
+    if *done {
+        return;
+    }
+    let status = Command::new("bash")
+        .arg(interop_dir().join("setup.sh"))
+        .status()
+        .expect("bash runs interop/setup.sh");
+    assert!(
+        status.success(),
+        "interop/setup.sh failed: the peer SDKs could not be installed"
+    );
+    *done = true;
+}
+
+/// Echoes, except that "cancel me" waits until canceled; counts its turns.
+#[derive(Clone, Default)]
+struct PeerAgent {
+    turns: CountingAgent,
+}
+
+#[async_trait]
+impl AgentExecutor for PeerAgent {
+    async fn execute(&self, ctx: RequestContext, events: EventSink) -> Result<(), A2aError> {
+        self.turns
+            .runs
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        if ctx.message.text() == "cancel me" {
+            events.working().await?;
+            ctx.cancellation.cancelled().await;
+            return Ok(());
+        }
+        EchoAgent::new().execute(ctx, events).await
+    }
+}
+
+async fn run_peer(program: &str, args: &[String]) -> Value {
+    ensure_peers();
+    let program = program.to_owned();
+    let args = args.to_vec();
+    let output = tokio::task::spawn_blocking(move || Command::new(&program).args(&args).output())
+        .await
+        .expect("joined")
+        .expect("the peer client starts");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "peer client failed: {}\n{}",
+        stdout,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_str(stdout.trim().lines().last().unwrap_or(""))
+        .unwrap_or_else(|e| panic!("{e}: {stdout}"))
+}
+
+async fn server(agent: PeerAgent) -> TestServer {
+    serve_handler(
+        RequestHandler::builder(agent)
+            .with_agent_card(EchoAgent::card())
+            .build(),
+    )
+    .await
+}
+
+#[tokio::test]
+async fn the_python_sdk_client_talks_to_our_server() {
+    for binding in ["JSONRPC", "HTTP+JSON"] {
+        let agent = PeerAgent::default();
+        let server = server(agent.clone()).await;
+        let python = interop_dir().join(".venv/bin/python").display().to_string();
+        let script = interop_dir().join("python/client.py").display().to_string();
+        let out = run_peer(&python, &[script, server.base.clone(), binding.into()]).await;
+
+        let task = &out["unary"]
+            .as_array()
+            .expect("events")
+            .last()
+            .expect("a result")["task"];
+        assert_eq!(
+            task["status"]["state"], "TASK_STATE_COMPLETED",
+            "{binding}: {out}"
+        );
+        assert_eq!(task["artifacts"][0]["parts"][0]["text"], "hello unary");
+        assert_eq!(out["get"]["id"], task["id"]);
+
+        let kinds: Vec<&str> = out["stream"]
+            .as_array()
+            .expect("events")
+            .iter()
+            .map(|e| {
+                e.as_object()
+                    .and_then(|o| o.keys().next())
+                    .map_or("", String::as_str)
+            })
+            .collect();
+        assert_eq!(
+            kinds,
+            ["task", "statusUpdate", "artifactUpdate", "statusUpdate"],
+            "{binding}"
+        );
+
+        assert_eq!(
+            out["keyed"][0], out["keyed"][1],
+            "{binding}: a keyed send sent twice is one task"
+        );
+        assert_eq!(
+            agent.turns.runs(),
+            3,
+            "{binding}: unary, keyed once, streamed"
+        );
+    }
+}
+
+#[tokio::test]
+async fn the_javascript_sdk_client_talks_to_our_server() {
+    for binding in ["JSONRPC", "HTTP+JSON"] {
+        let agent = PeerAgent::default();
+        let server = server(agent.clone()).await;
+        let script = interop_dir().join("js/client.mjs").display().to_string();
+        let out = run_peer("node", &[script, server.base.clone(), binding.into()]).await;
+
+        const COMPLETED: i64 = 3;
+        const CANCELED: i64 = 5;
+        assert_eq!(out["unary"]["state"], COMPLETED, "{binding}: {out}");
+        assert_eq!(out["unary"]["artifactText"], "hello unary");
+        assert_eq!(out["get"]["id"], out["unary"]["id"]);
+        assert!(
+            out["listed"]
+                .as_array()
+                .expect("ids")
+                .contains(&out["unary"]["id"])
+        );
+        let kinds: Vec<&str> = out["stream"]
+            .as_array()
+            .expect("events")
+            .iter()
+            .map(|e| e["kind"].as_str().unwrap_or(""))
+            .collect();
+        assert_eq!(
+            kinds,
+            ["task", "statusUpdate", "artifactUpdate", "statusUpdate"],
+            "{binding}"
+        );
+        assert_eq!(
+            out["keyed"][0], out["keyed"][1],
+            "{binding}: a keyed send sent twice is one task"
+        );
+        assert_eq!(out["canceled"], CANCELED);
+        assert_eq!(
+            agent.turns.runs(),
+            4,
+            "{binding}: unary, keyed once, streamed, canceled"
+        );
+    }
+}
