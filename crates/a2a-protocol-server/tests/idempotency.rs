@@ -39,7 +39,28 @@ async fn sends_without_a_key_are_ordinary_sends() {
         .await
         .expect("ok");
         assert_ne!(task_of(&first)["id"], task_of(&second)["id"], "{binding:?}");
-        assert_eq!(agent.runs(), 2, "{binding:?}");
+        let streamed = stream(
+            binding,
+            &server.base,
+            "SendStreamingMessage",
+            send_params("m-1", "hi"),
+        )
+        .await
+        .expect("ok");
+        let again = stream(
+            binding,
+            &server.base,
+            "SendStreamingMessage",
+            send_params("m-1", "hi"),
+        )
+        .await
+        .expect("ok");
+        assert_ne!(
+            stream_task_id(&streamed),
+            stream_task_id(&again),
+            "{binding:?}"
+        );
+        assert_eq!(agent.runs(), 4, "{binding:?}");
     }
 }
 

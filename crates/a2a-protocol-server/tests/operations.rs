@@ -634,3 +634,53 @@ async fn the_protocol_version_is_checked() {
         .expect("sent");
     assert_eq!(response.status(), 200);
 }
+
+#[tokio::test]
+async fn shutdown_ends_open_streams_and_the_server() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let base = format!("http://{}", listener.local_addr().expect("addr"));
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = a2a_protocol_server::A2aServer::new(
+        RequestHandler::builder(CountingAgent::slow(Duration::from_secs(60))).build(),
+    );
+    let serving = tokio::spawn(server.serve(listener, async {
+        let _ = stopped.await;
+    }));
+    let open_stream = tokio::spawn({
+        let base = base.clone();
+        async move {
+            stream(
+                Binding::Rest,
+                &base,
+                "SendStreamingMessage",
+                send_params("m-1", "hi"),
+            )
+            .await
+        }
+    });
+    // Wait until the streamed task is working, so the stream is open.
+    loop {
+        let listed = call(
+            Binding::Rest,
+            &base,
+            "ListTasks",
+            json!({"status": "TASK_STATE_WORKING"}),
+        )
+        .await
+        .expect("ok");
+        if listed["totalSize"] == 1 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    stop.send(()).expect("server running");
+    let events = open_stream.await.expect("joined").expect("stream");
+    assert_ne!(
+        last_state(&events),
+        "TASK_STATE_COMPLETED",
+        "the stream ended before the task did"
+    );
+    serving.await.expect("joined").expect("served cleanly");
+}

@@ -118,3 +118,112 @@ pub(crate) fn direct_reply(task: &Task) -> Option<&Message> {
         None
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use a2a_protocol_types::{Message, Part};
+
+    use super::*;
+
+    fn task(state: TaskState) -> Task {
+        Task::new("t", "c", TaskStatus::new(state))
+    }
+
+    #[test]
+    fn terminal_tasks_never_change_state() {
+        for from in [
+            TaskState::Completed,
+            TaskState::Failed,
+            TaskState::Canceled,
+            TaskState::Rejected,
+        ] {
+            for &to in TaskState::ALL {
+                assert!(!may_transition(from, to), "{from} -> {to}");
+            }
+        }
+    }
+
+    #[test]
+    fn live_tasks_move_anywhere_but_back_to_submitted_or_unspecified() {
+        for from in [
+            TaskState::Working,
+            TaskState::InputRequired,
+            TaskState::AuthRequired,
+        ] {
+            assert!(!may_transition(from, TaskState::Submitted));
+            assert!(!may_transition(from, TaskState::Unspecified));
+            assert!(may_transition(from, TaskState::Working));
+            assert!(may_transition(from, TaskState::Completed));
+        }
+        assert!(may_transition(TaskState::Submitted, TaskState::Submitted));
+    }
+
+    #[test]
+    fn an_update_after_the_end_is_an_invalid_agent_response() {
+        let mut done = task(TaskState::Completed);
+        let error = apply_status(&mut done, TaskStatus::new(TaskState::Working)).unwrap_err();
+        assert_eq!(error.kind, ErrorKind::InvalidAgentResponse);
+        let error = apply_artifact(
+            &mut done,
+            Artifact::new("a", vec![Part::text("x")]),
+            false,
+            true,
+        )
+        .unwrap_err();
+        assert_eq!(error.kind, ErrorKind::InvalidAgentResponse);
+        assert_eq!(done.status.state, TaskState::Completed);
+    }
+
+    #[test]
+    fn chunks_append_to_the_artifact_they_name() {
+        let mut working = task(TaskState::Working);
+        let first = apply_artifact(
+            &mut working,
+            Artifact::new("a", vec![Part::text("1")]),
+            true,
+            false,
+        )
+        .expect("ok");
+        let StreamResponse::ArtifactUpdate(first) = first else {
+            panic!("an artifact event")
+        };
+        assert!(!first.append, "the first chunk creates the artifact");
+        let second = apply_artifact(
+            &mut working,
+            Artifact::new("a", vec![Part::text("2")]),
+            true,
+            true,
+        )
+        .expect("ok");
+        let StreamResponse::ArtifactUpdate(second) = second else {
+            panic!("an artifact event")
+        };
+        assert!(second.append && second.last_chunk);
+        assert_eq!(working.artifacts.len(), 1);
+        assert_eq!(working.artifacts[0].parts.len(), 2);
+        apply_artifact(
+            &mut working,
+            Artifact::new("a", vec![Part::text("new")]),
+            false,
+            true,
+        )
+        .expect("ok");
+        assert_eq!(
+            working.artifacts[0].parts,
+            vec![Part::text("new")],
+            "a non-append replaces"
+        );
+    }
+
+    #[test]
+    fn a_direct_reply_is_only_allowed_before_anything_else_and_is_remembered() {
+        let mut fresh = task(TaskState::Submitted);
+        let reply = Message::agent_text("hi");
+        apply_reply(&mut fresh, reply.clone()).expect("ok");
+        assert_eq!(direct_reply(&fresh), Some(&reply));
+        assert_eq!(fresh.status.state, TaskState::Completed);
+        let mut started = task(TaskState::Working);
+        assert!(apply_reply(&mut started, reply).is_err());
+        assert_eq!(direct_reply(&started), None);
+    }
+}
