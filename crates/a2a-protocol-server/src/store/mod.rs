@@ -14,7 +14,10 @@
 mod config;
 mod memory;
 mod page_token;
+mod retention;
 mod shard;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+mod sql;
 mod tenant;
 
 use std::time::Duration;
@@ -25,6 +28,13 @@ use async_trait::async_trait;
 pub use config::TaskStoreConfig;
 pub use memory::InMemoryTaskStore;
 pub use page_token::PageCursor;
+pub use retention::{PurgeReport, Retention, RetentionPolicy, RetentionSweeper};
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub use sql::SqlStoreOptions;
+#[cfg(feature = "postgres")]
+pub use sql::postgres::{PostgresTaskStore, TenantAwarePostgresTaskStore};
+#[cfg(feature = "sqlite")]
+pub use sql::sqlite::{SqliteTaskStore, TenantAwareSqliteTaskStore};
 pub use tenant::TenantAwareInMemoryTaskStore;
 
 /// Whom an idempotency key belongs to: the tenant, and the authenticated caller when known.

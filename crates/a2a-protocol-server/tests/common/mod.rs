@@ -1,6 +1,8 @@
 //! Test harness: real servers on 127.0.0.1:0, spoken to over real HTTP on either binding.
 #![allow(dead_code)]
 
+pub mod stores;
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;

@@ -1,0 +1,183 @@
+//! Every bundled store, each on its own temporary SQLite file or PostgreSQL schema.
+#![allow(dead_code)]
+
+use std::str::FromStr;
+use std::sync::Arc;
+
+use a2a_protocol_server::store::{
+    InMemoryTaskStore, PostgresTaskStore, Retention, SqliteTaskStore, TaskStore,
+    TenantAwareInMemoryTaskStore, TenantAwarePostgresTaskStore, TenantAwareSqliteTaskStore,
+};
+use sqlx::Executor;
+use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
+
+pub const DEFAULT_POSTGRES_URL: &str = "postgres://postgres@127.0.0.1:5432/test";
+
+/// The test database's URL, or `None` when `A2A_TEST_POSTGRES_URL=skip` (the only way to skip).
+pub fn postgres_url() -> Option<String> {
+    match std::env::var("A2A_TEST_POSTGRES_URL") {
+        Ok(url) if url == "skip" => None,
+        Ok(url) => Some(url),
+        Err(_) => Some(DEFAULT_POSTGRES_URL.to_owned()),
+    }
+}
+
+/// A fresh schema of the test database, dropped by [`PgSchema::drop_schema`].
+pub struct PgSchema {
+    pub url: String,
+    pub name: String,
+    admin: PgPool,
+}
+
+impl PgSchema {
+    pub async fn create() -> Option<Self> {
+        let url = postgres_url()?;
+        let admin = PgPoolOptions::new()
+            .max_connections(2)
+            .connect(&url)
+            .await
+            .unwrap_or_else(|e| {
+                panic!(
+                    "PostgreSQL is not reachable at {url}: {e}. Start it with \
+                 `pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start`, \
+                 or set A2A_TEST_POSTGRES_URL=skip"
+                )
+            });
+        let name = format!("a2a_test_{}", uuid::Uuid::new_v4().simple());
+        admin
+            .execute(format!("CREATE SCHEMA {name}").as_str())
+            .await
+            .expect("create schema");
+        Some(Self { url, name, admin })
+    }
+
+    /// A pool whose connections work in this schema.
+    pub async fn pool(&self) -> PgPool {
+        let options = PgConnectOptions::from_str(&self.url)
+            .expect("a PostgreSQL URL")
+            .options([("search_path", self.name.as_str())]);
+        PgPoolOptions::new()
+            .max_connections(8)
+            .connect_with(options)
+            .await
+            .expect("connect")
+    }
+
+    /// The URL of this schema, for another process.
+    pub fn url_with_schema(&self) -> String {
+        let separator = if self.url.contains('?') { '&' } else { '?' };
+        format!(
+            "{}{separator}options=-c%20search_path%3D{}",
+            self.url, self.name
+        )
+    }
+
+    pub async fn drop_schema(self) {
+        let _ = self
+            .admin
+            .execute(format!("DROP SCHEMA {} CASCADE", self.name).as_str())
+            .await;
+    }
+}
+
+/// A store under test, with what it needs kept alive.
+pub struct StoreUnderTest {
+    pub name: &'static str,
+    pub store: Arc<dyn TaskStore>,
+    pub retention: Option<Arc<dyn Retention>>,
+    pub tenant_aware: bool,
+    _dir: Option<tempfile::TempDir>,
+    schema: Option<PgSchema>,
+}
+
+impl StoreUnderTest {
+    pub async fn cleanup(self) {
+        if let Some(schema) = self.schema {
+            schema.drop_schema().await;
+        }
+    }
+}
+
+fn sqlite_url(dir: &tempfile::TempDir) -> String {
+    format!("sqlite://{}", dir.path().join("tasks.db").display())
+}
+
+pub async fn all_stores() -> Vec<StoreUnderTest> {
+    let mut stores = vec![
+        StoreUnderTest {
+            name: "in-memory",
+            store: Arc::new(InMemoryTaskStore::new()),
+            retention: None,
+            tenant_aware: false,
+            _dir: None,
+            schema: None,
+        },
+        StoreUnderTest {
+            name: "tenant-aware in-memory",
+            store: Arc::new(TenantAwareInMemoryTaskStore::new()),
+            retention: None,
+            tenant_aware: true,
+            _dir: None,
+            schema: None,
+        },
+    ];
+    let dir = tempfile::tempdir().expect("temp dir");
+    let sqlite = Arc::new(
+        SqliteTaskStore::open(&sqlite_url(&dir))
+            .await
+            .expect("sqlite"),
+    );
+    stores.push(StoreUnderTest {
+        name: "sqlite",
+        store: sqlite.clone(),
+        retention: Some(sqlite),
+        tenant_aware: false,
+        _dir: Some(dir),
+        schema: None,
+    });
+    let dir = tempfile::tempdir().expect("temp dir");
+    let sqlite = Arc::new(
+        TenantAwareSqliteTaskStore::open(&sqlite_url(&dir))
+            .await
+            .expect("sqlite"),
+    );
+    stores.push(StoreUnderTest {
+        name: "tenant-aware sqlite",
+        store: sqlite.clone(),
+        retention: Some(sqlite),
+        tenant_aware: true,
+        _dir: Some(dir),
+        schema: None,
+    });
+    if let Some(schema) = PgSchema::create().await {
+        let pg = Arc::new(
+            PostgresTaskStore::from_pool(schema.pool().await)
+                .await
+                .expect("postgres"),
+        );
+        stores.push(StoreUnderTest {
+            name: "postgres",
+            store: pg.clone(),
+            retention: Some(pg),
+            tenant_aware: false,
+            _dir: None,
+            schema: Some(schema),
+        });
+    }
+    if let Some(schema) = PgSchema::create().await {
+        let pg = Arc::new(
+            TenantAwarePostgresTaskStore::from_pool(schema.pool().await)
+                .await
+                .expect("postgres"),
+        );
+        stores.push(StoreUnderTest {
+            name: "tenant-aware postgres",
+            store: pg.clone(),
+            retention: Some(pg),
+            tenant_aware: true,
+            _dir: None,
+            schema: Some(schema),
+        });
+    }
+    stores
+}

@@ -1,0 +1,542 @@
+//! One conformance suite, run against all six bundled stores: task CRUD, listing and paging,
+//! state changes, every claim outcome, tenant isolation, and (for the SQL stores) retention.
+
+mod common;
+
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::time::Duration;
+
+use a2a_protocol_server::store::{
+    ClaimOutcome, KeyClaim, KeyScope, PageCursor, RetentionPolicy, TaskQuery,
+};
+use a2a_protocol_types::{ContextId, MessageId, Task, TaskId, TaskState, TaskStatus, Timestamp};
+use common::stores::all_stores;
+
+const KEY: &str = "8f14e45fceea167a5a36dedd4bea2543";
+
+fn task_at(id: &str, context: &str, state: TaskState, millis: i64) -> Task {
+    let mut status = TaskStatus::new(state);
+    status.timestamp = Timestamp::from_unix_millis(millis);
+    Task::new(id, context, status)
+}
+
+fn claim(tenant: &str, caller: Option<&str>, message: &str, task: &str) -> KeyClaim {
+    KeyClaim {
+        scope: KeyScope {
+            tenant: tenant.into(),
+            caller: caller.map(str::to_owned),
+        },
+        key: KEY.into(),
+        message_id: MessageId::new(message),
+        task_id: TaskId::new(task),
+    }
+}
+
+fn query(page_size: usize) -> TaskQuery {
+    TaskQuery {
+        page_size,
+        ..TaskQuery::default()
+    }
+}
+
+#[tokio::test]
+async fn tasks_are_saved_read_back_and_replaced() {
+    for s in all_stores().await {
+        let store = &s.store;
+        assert_eq!(
+            store.get("", &TaskId::new("t1")).await.expect("ok"),
+            None,
+            "{}",
+            s.name
+        );
+        let mut task = task_at("t1", "c1", TaskState::Submitted, 1_000);
+        task.history
+            .push(a2a_protocol_types::Message::user_text("hello"));
+        store.save("", &task).await.expect("saved");
+        assert_eq!(
+            store.get("", &TaskId::new("t1")).await.expect("ok"),
+            Some(task.clone()),
+            "{}",
+            s.name
+        );
+        task.status = TaskStatus::new(TaskState::Completed);
+        task.artifacts.push(a2a_protocol_types::Artifact::new(
+            "a",
+            vec![a2a_protocol_types::Part::text("x")],
+        ));
+        store.save("", &task).await.expect("replaced");
+        assert_eq!(
+            store.get("", &TaskId::new("t1")).await.expect("ok"),
+            Some(task),
+            "{}",
+            s.name
+        );
+        s.cleanup().await;
+    }
+}
+
+#[tokio::test]
+async fn lists_filter_and_page_newest_status_first() {
+    for s in all_stores().await {
+        let store = &s.store;
+        for i in 0..7 {
+            let context = if i % 2 == 0 { "even" } else { "odd" };
+            let state = if i == 3 {
+                TaskState::InputRequired
+            } else {
+                TaskState::Completed
+            };
+            store
+                .save("", &task_at(&format!("t{i}"), context, state, 1_000 + i))
+                .await
+                .expect("saved");
+        }
+        let all = store.list("", &query(100)).await.expect("ok");
+        let ids: Vec<&str> = all.tasks.iter().map(|t| t.id.as_str()).collect();
+        assert_eq!(
+            ids,
+            ["t6", "t5", "t4", "t3", "t2", "t1", "t0"],
+            "{}",
+            s.name
+        );
+        assert_eq!(all.total_size, 7);
+        assert_eq!(all.next, None);
+
+        let even = store
+            .list(
+                "",
+                &TaskQuery {
+                    context_id: Some(ContextId::new("even")),
+                    ..query(100)
+                },
+            )
+            .await
+            .expect("ok");
+        assert_eq!(even.total_size, 4, "{}", s.name);
+        let waiting = store
+            .list(
+                "",
+                &TaskQuery {
+                    status: Some(TaskState::InputRequired),
+                    ..query(100)
+                },
+            )
+            .await
+            .expect("ok");
+        assert_eq!(waiting.tasks.len(), 1);
+        assert_eq!(waiting.tasks[0].id, "t3");
+        let recent = store
+            .list(
+                "",
+                &TaskQuery {
+                    status_timestamp_after: Timestamp::from_unix_millis(1_004),
+                    ..query(100)
+                },
+            )
+            .await
+            .expect("ok");
+        assert_eq!(recent.total_size, 2, "{}", s.name);
+
+        let mut seen = Vec::new();
+        let mut cursor: Option<PageCursor> = None;
+        loop {
+            let page = store
+                .list(
+                    "",
+                    &TaskQuery {
+                        cursor: cursor.clone(),
+                        ..query(3)
+                    },
+                )
+                .await
+                .expect("ok");
+            assert_eq!(page.total_size, 7, "{}", s.name);
+            seen.extend(page.tasks.iter().map(|t| t.id.to_string()));
+            match page.next {
+                Some(next) => cursor = Some(next),
+                None => break,
+            }
+        }
+        assert_eq!(
+            seen, ids,
+            "{}: pages cover every task once, in order",
+            s.name
+        );
+        s.cleanup().await;
+    }
+}
+
+#[tokio::test]
+async fn a_state_change_moves_the_task_between_filters() {
+    for s in all_stores().await {
+        let store = &s.store;
+        store
+            .save("", &task_at("t", "c", TaskState::Working, 1_000))
+            .await
+            .expect("ok");
+        let working = TaskQuery {
+            status: Some(TaskState::Working),
+            ..query(10)
+        };
+        assert_eq!(
+            store.list("", &working).await.expect("ok").total_size,
+            1,
+            "{}",
+            s.name
+        );
+        store
+            .save("", &task_at("t", "c", TaskState::Completed, 2_000))
+            .await
+            .expect("ok");
+        assert_eq!(
+            store.list("", &working).await.expect("ok").total_size,
+            0,
+            "{}",
+            s.name
+        );
+        let done = TaskQuery {
+            status: Some(TaskState::Completed),
+            ..query(10)
+        };
+        assert_eq!(
+            store.list("", &done).await.expect("ok").total_size,
+            1,
+            "{}",
+            s.name
+        );
+        s.cleanup().await;
+    }
+}
+
+#[tokio::test]
+async fn claims_are_claimed_replayed_or_conflicting() {
+    for s in all_stores().await {
+        let store = &s.store;
+        assert!(store.supports_idempotency(), "{}", s.name);
+        let first = claim("", None, "m1", "t1");
+        assert_eq!(
+            store.claim_idempotency_key(&first).await.expect("ok"),
+            ClaimOutcome::Claimed,
+            "{}",
+            s.name
+        );
+        assert_eq!(
+            store
+                .claim_idempotency_key(&claim("", None, "m1", "t2"))
+                .await
+                .expect("ok"),
+            ClaimOutcome::Replay(TaskId::new("t1")),
+            "{}",
+            s.name
+        );
+        assert_eq!(
+            store
+                .claim_idempotency_key(&claim("", None, "m2", "t3"))
+                .await
+                .expect("ok"),
+            ClaimOutcome::Conflict,
+            "{}",
+            s.name
+        );
+        for scope in [("other", None), ("", Some("alice")), ("", Some(""))] {
+            assert_eq!(
+                store
+                    .claim_idempotency_key(&claim(scope.0, scope.1, "m9", "t9"))
+                    .await
+                    .expect("ok"),
+                ClaimOutcome::Claimed,
+                "{}: {scope:?} is another scope",
+                s.name
+            );
+        }
+        store
+            .release_idempotency_key(&claim("", None, "m1", "t-other"))
+            .await
+            .expect("ok");
+        assert!(
+            matches!(
+                store.claim_idempotency_key(&first).await.expect("ok"),
+                ClaimOutcome::Replay(_)
+            ),
+            "{}: releasing for another task frees nothing",
+            s.name
+        );
+        store.release_idempotency_key(&first).await.expect("ok");
+        assert_eq!(
+            store
+                .claim_idempotency_key(&claim("", None, "m5", "t5"))
+                .await
+                .expect("ok"),
+            ClaimOutcome::Claimed,
+            "{}: released",
+            s.name
+        );
+        s.cleanup().await;
+    }
+}
+
+#[tokio::test]
+async fn racing_claims_have_exactly_one_winner() {
+    for s in all_stores().await {
+        let claims = (0..32).map(|i| {
+            let store = Arc::clone(&s.store);
+            tokio::spawn(async move {
+                store
+                    .claim_idempotency_key(&claim("", None, "m1", &format!("t{i}")))
+                    .await
+            })
+        });
+        let outcomes: Vec<ClaimOutcome> = futures::future::join_all(claims)
+            .await
+            .into_iter()
+            .map(|o| {
+                o.expect("joined")
+                    .unwrap_or_else(|e| panic!("{}: {e}", s.name))
+            })
+            .collect();
+        let winners = outcomes
+            .iter()
+            .filter(|o| **o == ClaimOutcome::Claimed)
+            .count();
+        assert_eq!(winners, 1, "{}", s.name);
+        let replayed: HashSet<_> = outcomes
+            .iter()
+            .filter_map(|o| match o {
+                ClaimOutcome::Replay(id) => Some(id.clone()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            replayed.len(),
+            1,
+            "{}: every loser sees the one winner",
+            s.name
+        );
+        s.cleanup().await;
+    }
+}
+
+#[tokio::test]
+async fn claims_racing_releases_never_fail() {
+    for s in all_stores().await {
+        let mut handles = Vec::new();
+        for i in 0..16 {
+            let store = Arc::clone(&s.store);
+            handles.push(tokio::spawn(async move {
+                for round in 0..10 {
+                    let mine = claim("", None, "m1", &format!("t{i}-{round}"));
+                    if store.claim_idempotency_key(&mine).await? == ClaimOutcome::Claimed {
+                        store.release_idempotency_key(&mine).await?;
+                    }
+                }
+                Ok::<_, a2a_protocol_server::store::StoreError>(())
+            }));
+        }
+        for handle in handles {
+            handle
+                .await
+                .expect("joined")
+                .unwrap_or_else(|e| panic!("{}: {e}", s.name));
+        }
+        s.cleanup().await;
+    }
+}
+
+#[tokio::test]
+async fn tenants_are_isolated_where_the_store_is_tenant_aware() {
+    for s in all_stores().await {
+        let store = &s.store;
+        store
+            .save("acme", &task_at("t1", "c", TaskState::Working, 1_000))
+            .await
+            .expect("ok");
+        let seen_by_other = store.get("globex", &TaskId::new("t1")).await.expect("ok");
+        let listed_by_other = store
+            .list("globex", &query(10))
+            .await
+            .expect("ok")
+            .total_size;
+        if s.tenant_aware {
+            assert_eq!(seen_by_other, None, "{}", s.name);
+            assert_eq!(listed_by_other, 0, "{}", s.name);
+            assert!(
+                store
+                    .get("acme", &TaskId::new("t1"))
+                    .await
+                    .expect("ok")
+                    .is_some()
+            );
+        } else {
+            assert!(seen_by_other.is_some(), "{}: one namespace", s.name);
+        }
+        assert_eq!(
+            store
+                .claim_idempotency_key(&claim("acme", None, "m1", "t1"))
+                .await
+                .expect("ok"),
+            ClaimOutcome::Claimed
+        );
+        assert_eq!(
+            store
+                .claim_idempotency_key(&claim("globex", None, "m1", "t2"))
+                .await
+                .expect("ok"),
+            ClaimOutcome::Claimed,
+            "{}: keys are always per tenant",
+            s.name
+        );
+        s.cleanup().await;
+    }
+}
+
+#[tokio::test]
+async fn retention_deletes_old_terminal_tasks_then_their_keys_never_a_live_tasks_key() {
+    for s in all_stores().await {
+        let Some(retention) = s.retention.clone() else {
+            s.cleanup().await;
+            continue;
+        };
+        let store = &s.store;
+        let tenant = "acme";
+        store
+            .save(tenant, &task_at("done", "c", TaskState::Completed, 1_000))
+            .await
+            .expect("ok");
+        store
+            .save(tenant, &task_at("running", "c", TaskState::Working, 1_000))
+            .await
+            .expect("ok");
+        store
+            .claim_idempotency_key(&claim(tenant, None, "m-done", "done"))
+            .await
+            .expect("ok");
+        let mut running_key = claim(tenant, None, "m-running", "running");
+        running_key.key = format!("{KEY}-running");
+        store.claim_idempotency_key(&running_key).await.expect("ok");
+
+        // Nothing is old enough yet.
+        let report = retention
+            .purge_expired(&RetentionPolicy::default())
+            .await
+            .expect("ok");
+        assert_eq!(
+            (report.tasks_deleted, report.keys_deleted, report.finished),
+            (0, 0, true),
+            "{}",
+            s.name
+        );
+
+        tokio::time::sleep(Duration::from_millis(30)).await;
+        let policy = RetentionPolicy::default()
+            .with_terminal_max_age(Duration::from_millis(10))
+            .with_idempotency_key_max_age(Duration::from_millis(10));
+        for sweep in 0..3 {
+            let report = retention.purge_expired(&policy).await.expect("ok");
+            if sweep == 0 {
+                assert_eq!(report.tasks_deleted, 1, "{}: the terminal task", s.name);
+                assert_eq!(
+                    report.keys_deleted, 1,
+                    "{}: its key, now that it is gone",
+                    s.name
+                );
+            } else {
+                assert_eq!(
+                    (report.tasks_deleted, report.keys_deleted),
+                    (0, 0),
+                    "{}",
+                    s.name
+                );
+            }
+            assert!(report.finished);
+        }
+        assert!(
+            store
+                .get(tenant, &TaskId::new("running"))
+                .await
+                .expect("ok")
+                .is_some()
+        );
+        assert!(
+            matches!(
+                store.claim_idempotency_key(&running_key).await.expect("ok"),
+                ClaimOutcome::Replay(_)
+            ),
+            "{}: a running task keeps its key through every sweep",
+            s.name
+        );
+        s.cleanup().await;
+    }
+}
+
+#[tokio::test]
+async fn a_key_is_kept_as_long_as_terminal_tasks_are_even_after_its_task_is_gone() {
+    for s in all_stores().await {
+        let Some(retention) = s.retention.clone() else {
+            s.cleanup().await;
+            continue;
+        };
+        let store = &s.store;
+        // A key whose task never got stored (say, the send failed and the release was lost).
+        store
+            .claim_idempotency_key(&claim("", None, "m", "never-stored"))
+            .await
+            .expect("ok");
+        tokio::time::sleep(Duration::from_millis(30)).await;
+        let keeps_terminal_long = RetentionPolicy::default()
+            .with_idempotency_key_max_age(Duration::from_millis(10))
+            .with_terminal_max_age(Duration::from_secs(3600));
+        let report = retention
+            .purge_expired(&keeps_terminal_long)
+            .await
+            .expect("ok");
+        assert_eq!(
+            report.keys_deleted, 0,
+            "{}: never sooner than terminal tasks expire",
+            s.name
+        );
+        let short = keeps_terminal_long.with_terminal_max_age(Duration::from_millis(10));
+        let report = retention.purge_expired(&short).await.expect("ok");
+        assert_eq!(report.keys_deleted, 1, "{}", s.name);
+        s.cleanup().await;
+    }
+}
+
+#[tokio::test]
+async fn sweeps_work_in_bounded_batches_and_say_when_they_are_done() {
+    for s in all_stores().await {
+        let Some(retention) = s.retention.clone() else {
+            s.cleanup().await;
+            continue;
+        };
+        for i in 0..5 {
+            s.store
+                .save(
+                    "",
+                    &task_at(&format!("t{i}"), "c", TaskState::Failed, 1_000),
+                )
+                .await
+                .expect("ok");
+        }
+        tokio::time::sleep(Duration::from_millis(30)).await;
+        let policy = RetentionPolicy::default()
+            .with_terminal_max_age(Duration::from_millis(10))
+            .with_batch_size(2)
+            .with_max_batches(2);
+        let first = retention.purge_expired(&policy).await.expect("ok");
+        assert_eq!(
+            (first.tasks_deleted, first.finished),
+            (4, false),
+            "{}",
+            s.name
+        );
+        let second = retention.purge_expired(&policy).await.expect("ok");
+        assert_eq!(
+            (second.tasks_deleted, second.finished),
+            (1, true),
+            "{}",
+            s.name
+        );
+        s.cleanup().await;
+    }
+}
