@@ -2,9 +2,15 @@
 
 use std::net::SocketAddr;
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::Duration;
 
 use a2a_protocol_server::agents::{ConformanceAgent, EchoAgent};
+use a2a_protocol_server::store::{
+    InMemoryTaskStore, PostgresTaskStore, Retention, RetentionPolicy, SqliteTaskStore, StoreError,
+    TaskStore, TenantAwareInMemoryTaskStore, TenantAwarePostgresTaskStore,
+    TenantAwareSqliteTaskStore,
+};
 use a2a_protocol_server::{A2aServer, AgentExecutor, RequestHandler, ServerConfig};
 use clap::{Parser, Subcommand, ValueEnum};
 
@@ -48,6 +54,63 @@ struct ServeArgs {
     /// Accept requests without an A2A-Version header as version 1.0 (the spec reads them as 0.3).
     #[arg(long)]
     assume_current_version: bool,
+    /// Where tasks and idempotency keys live: `sqlite://FILE`, `postgres://...`, or `memory`.
+    #[arg(long, default_value = "sqlite://a2a-tasks.db")]
+    store: String,
+    /// Keep each tenant's tasks apart.
+    #[arg(long)]
+    tenant_aware: bool,
+    /// SQL stores: run a retention sweep this often, in seconds (0: never).
+    #[arg(long, default_value_t = 3600)]
+    sweep_every: u64,
+    /// SQL stores: how long terminal tasks are kept, in seconds.
+    #[arg(long, default_value_t = 7 * 24 * 3600)]
+    keep_terminal: u64,
+}
+
+/// The store `--store` names, and its retention half when it has one.
+async fn open_store(
+    url: &str,
+    tenant_aware: bool,
+) -> Result<(Arc<dyn TaskStore>, Option<Arc<dyn Retention>>), String> {
+    let failed = |e: StoreError| format!("cannot open the store {url}: {e}");
+    if url == "memory" {
+        let store: Arc<dyn TaskStore> = if tenant_aware {
+            Arc::new(TenantAwareInMemoryTaskStore::new())
+        } else {
+            Arc::new(InMemoryTaskStore::new())
+        };
+        return Ok((store, None));
+    }
+    if url.starts_with("sqlite:") {
+        return Ok(if tenant_aware {
+            let store = Arc::new(
+                TenantAwareSqliteTaskStore::open(url)
+                    .await
+                    .map_err(failed)?,
+            );
+            (store.clone(), Some(store))
+        } else {
+            let store = Arc::new(SqliteTaskStore::open(url).await.map_err(failed)?);
+            (store.clone(), Some(store))
+        });
+    }
+    if url.starts_with("postgres:") || url.starts_with("postgresql:") {
+        return Ok(if tenant_aware {
+            let store = Arc::new(
+                TenantAwarePostgresTaskStore::open(url)
+                    .await
+                    .map_err(failed)?,
+            );
+            (store.clone(), Some(store))
+        } else {
+            let store = Arc::new(PostgresTaskStore::open(url).await.map_err(failed)?);
+            (store.clone(), Some(store))
+        });
+    }
+    Err(format!(
+        "unknown store {url:?}: use sqlite://FILE, postgres://..., or memory"
+    ))
 }
 
 async fn serve(args: ServeArgs) -> Result<(), String> {
@@ -61,8 +124,10 @@ async fn serve(args: ServeArgs) -> Result<(), String> {
             ConformanceAgent::card(),
         ),
     };
+    let (store, retention) = open_store(&args.store, args.tenant_aware).await?;
     let handler = RequestHandler::builder_arc(executor)
         .with_agent_card(card)
+        .with_store(store)
         .build();
     let mut config =
         ServerConfig::default().with_require_version_header(!args.assume_current_version);
@@ -75,15 +140,32 @@ async fn serve(args: ServeArgs) -> Result<(), String> {
     let local = listener
         .local_addr()
         .map_err(|e| format!("cannot read the listening address: {e}"))?;
-    println!("Agent card: http://{local}/.well-known/agent-card.json");
-    println!("JSON-RPC:   POST http://{local}/   HTTP+JSON: http://{local}/message:send");
-    A2aServer::new(handler)
-        .with_config(config)
+    say(&format!(
+        "Store:      {}\nAgent card: http://{local}/.well-known/agent-card.json\n\
+         JSON-RPC:   POST http://{local}/   HTTP+JSON: http://{local}/message:send",
+        args.store
+    ));
+    let mut server = A2aServer::new(handler).with_config(config);
+    if let (Some(retention), true) = (retention, args.sweep_every > 0) {
+        let policy = RetentionPolicy::default()
+            .with_terminal_max_age(Duration::from_secs(args.keep_terminal));
+        server =
+            server.with_retention_sweeper(retention, Duration::from_secs(args.sweep_every), policy);
+    }
+    server
         .serve(listener, async {
             let _ = tokio::signal::ctrl_c().await;
         })
         .await
         .map_err(|e| format!("server failed: {e}"))
+}
+
+/// Prints a line to stdout; a closed stdout (say, a reader that went away) is not an error
+/// worth stopping a server for.
+fn say(text: &str) {
+    use std::io::Write as _;
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{text}").and_then(|()| out.flush());
 }
 
 fn main() -> ExitCode {
@@ -97,7 +179,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Key => {
-            println!("{}", a2a_protocol_types::idempotency::generate_key());
+            say(&a2a_protocol_types::idempotency::generate_key());
             Ok(())
         }
         Command::Serve(args) => match tokio::runtime::Runtime::new() {

@@ -14,6 +14,7 @@ use tokio_util::sync::CancellationToken;
 use crate::bindings;
 use crate::executor::CallerIdentity;
 use crate::handler::RequestHandler;
+use crate::store::{Retention, RetentionPolicy, RetentionSweeper};
 
 /// Establishes who is calling from a request's headers (for example by checking a bearer
 /// token). Its answer scopes idempotency keys and is passed to the executor.
@@ -128,6 +129,7 @@ pub struct A2aServer {
     handler: RequestHandler,
     config: ServerConfig,
     shutdown: CancellationToken,
+    sweeper: Option<(Arc<dyn Retention>, Duration, RetentionPolicy)>,
 }
 
 impl A2aServer {
@@ -137,7 +139,19 @@ impl A2aServer {
             handler,
             config: ServerConfig::default(),
             shutdown: CancellationToken::new(),
+            sweeper: None,
         }
+    }
+
+    /// Sweeps `store` with `policy` every `interval` while the server runs.
+    pub fn with_retention_sweeper(
+        mut self,
+        store: Arc<dyn Retention>,
+        interval: Duration,
+        policy: RetentionPolicy,
+    ) -> Self {
+        self.sweeper = Some((store, interval, policy));
+        self
     }
 
     /// Sets the configuration.
@@ -164,6 +178,10 @@ impl A2aServer {
     ) -> std::io::Result<()> {
         let router = self.router();
         let streams = self.shutdown.clone();
+        // Dropped, and so stopped, when serving ends.
+        let _sweeper = self
+            .sweeper
+            .map(|(store, interval, policy)| RetentionSweeper::spawn(store, interval, policy));
         let listener = listener.tap_io(|tcp| {
             if let Err(error) = tcp.set_nodelay(true) {
                 tracing::debug!(%error, "could not set TCP_NODELAY");
