@@ -145,3 +145,101 @@ async fn the_same_key_in_two_tenants_makes_two_tasks_that_never_meet() {
         s.cleanup().await;
     }
 }
+
+#[tokio::test]
+async fn a_locked_sqlite_database_answers_a_retryable_503_and_runs_nothing() {
+    use a2a_protocol_server::store::{SqlStoreOptions, SqliteTaskStore};
+    use sqlx::{Connection, Executor};
+
+    let dir = tempfile::tempdir().expect("temp dir");
+    let url = format!("sqlite://{}", dir.path().join("locked.db").display());
+    let options = SqlStoreOptions::default().with_busy_timeout(Duration::from_millis(50));
+    let store = std::sync::Arc::new(
+        SqliteTaskStore::open_with(&url, &options)
+            .await
+            .expect("sqlite"),
+    );
+    let agent = CountingAgent::new();
+    let server = serve_handler(handler_with_store(agent.clone(), store)).await;
+
+    let mut locker = sqlx::SqliteConnection::connect(&url)
+        .await
+        .expect("second connection");
+    locker
+        .execute("BEGIN EXCLUSIVE")
+        .await
+        .expect("lock the database");
+    for binding in BINDINGS {
+        let error = call(
+            binding,
+            &server.base,
+            "SendMessage",
+            keyed_params("m-1", "hi", &key()),
+        )
+        .await
+        .expect_err("busy");
+        assert_eq!(error.status, 503, "{binding:?}: {}", error.body);
+        assert_eq!(error.reason, "RESOURCE_EXHAUSTED");
+        assert!(error.retry_after.is_some());
+    }
+    locker.execute("ROLLBACK").await.expect("unlock");
+    call(
+        Binding::Rest,
+        &server.base,
+        "SendMessage",
+        keyed_params("m-1", "hi", &key()),
+    )
+    .await
+    .expect("works once the lock is gone");
+    assert_eq!(agent.runs(), 1);
+}
+
+#[tokio::test]
+async fn the_server_can_run_a_retention_sweeper() {
+    use a2a_protocol_server::{A2aServer, RequestHandler};
+
+    for s in all_stores().await {
+        let Some(retention) = s.retention.clone() else {
+            s.cleanup().await;
+            continue;
+        };
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let base = format!("http://{}", listener.local_addr().expect("addr"));
+        let server = A2aServer::new(
+            RequestHandler::builder(CountingAgent::new())
+                .with_store(s.store.clone())
+                .build(),
+        )
+        .with_retention_sweeper(retention, Duration::from_millis(20), short_retention());
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let serving = tokio::spawn(server.serve(listener, async {
+            let _ = stopped.await;
+        }));
+        let task = call(
+            Binding::Rest,
+            &base,
+            "SendMessage",
+            send_params("m-1", "hi"),
+        )
+        .await
+        .expect("ok");
+        let id = task_of(&task)["id"].clone();
+        let mut swept = false;
+        for _ in 0..500 {
+            if call(Binding::Rest, &base, "GetTask", json!({"id": id}))
+                .await
+                .is_err()
+            {
+                swept = true;
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        assert!(swept, "{}: the sweeper removed the finished task", s.name);
+        stop.send(()).expect("running");
+        serving.await.expect("joined").expect("served");
+        s.cleanup().await;
+    }
+}
