@@ -29,6 +29,8 @@ CREATE TABLE a2a_idempotency_keys (
     idempotency_key TEXT    NOT NULL,
     message_id      TEXT    NOT NULL,
     task_id         TEXT    NOT NULL,
+    -- A random value per claim attempt: the claim that reads its own token back inserted the row.
+    claim_token     TEXT    NOT NULL,
     created_millis  BIGINT  NOT NULL,
     PRIMARY KEY (tenant, caller, idempotency_key)
 );

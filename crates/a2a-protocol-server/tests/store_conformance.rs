@@ -324,7 +324,7 @@ async fn claims_racing_releases_never_fail() {
         for i in 0..16 {
             let store = Arc::clone(&s.store);
             handles.push(tokio::spawn(async move {
-                for round in 0..10 {
+                for round in 0..30 {
                     let mine = claim("", None, "m1", &format!("t{i}-{round}"));
                     if store.claim_idempotency_key(&mine).await? == ClaimOutcome::Claimed {
                         store.release_idempotency_key(&mine).await?;

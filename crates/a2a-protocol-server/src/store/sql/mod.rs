@@ -1,8 +1,9 @@
 //! The SQL stores (SQLite and PostgreSQL): one schema, one set of statements, two drivers.
 //!
 //! Statements use `$n` placeholders, which both databases accept, and are generated for each
-//! driver by [`sql_core!`]. The claim is one `INSERT ... ON CONFLICT DO NOTHING`: the primary
-//! key makes racing claims, from any connection or process, resolve to exactly one winner.
+//! driver by [`sql_core!`]. The claim is one `INSERT ... ON CONFLICT ... RETURNING` statement:
+//! the primary key makes racing claims, from any connection or process, resolve to exactly one
+//! winner, and a claim racing a release sees either the holder or a free key, never neither.
 
 #[cfg(feature = "postgres")]
 pub(crate) mod postgres;
@@ -95,9 +96,6 @@ pub(crate) enum Bind {
     Int(i64),
 }
 
-/// How many times a claim retries when a racing release frees the key it just saw.
-pub(crate) const CLAIM_ATTEMPTS: usize = 8;
-
 /// Generates the statements of a SQL store for one sqlx driver.
 macro_rules! sql_core {
     ($db:ty, $pool:ty, $classify:path) => {
@@ -106,7 +104,7 @@ macro_rules! sql_core {
 
         use crate::store::retention::{PurgeReport, RetentionPolicy};
         use crate::store::sql::{
-            Bind, CLAIM_ATTEMPTS, caller_column, decode, encode, millis, now_millis, status_millis,
+            Bind, caller_column, decode, encode, millis, now_millis, status_millis,
         };
         use crate::store::{
             ClaimOutcome, KeyClaim, PageCursor, StoreError, TaskPage, TaskQuery,
@@ -253,48 +251,38 @@ macro_rules! sql_core {
             }
 
             pub(crate) async fn claim(&self, claim: &KeyClaim) -> Result<ClaimOutcome, StoreError> {
-                let caller = caller_column(&claim.scope);
-                for _ in 0..CLAIM_ATTEMPTS {
-                    let inserted = sqlx::query(
-                        "INSERT INTO a2a_idempotency_keys \
-                           (tenant, caller, idempotency_key, message_id, task_id, created_millis) \
-                         VALUES ($1, $2, $3, $4, $5, $6) \
-                         ON CONFLICT (tenant, caller, idempotency_key) DO NOTHING",
-                    )
-                    .bind(&claim.scope.tenant)
-                    .bind(&caller)
-                    .bind(&claim.key)
-                    .bind(claim.message_id.as_str())
-                    .bind(claim.task_id.as_str())
-                    .bind(now_millis())
-                    .execute(&self.pool)
-                    .await
-                    .map_err($classify)?;
-                    if inserted.rows_affected() == 1 {
-                        return Ok(ClaimOutcome::Claimed);
-                    }
-                    let holder = sqlx::query(
-                        "SELECT message_id, task_id FROM a2a_idempotency_keys \
-                         WHERE tenant = $1 AND caller = $2 AND idempotency_key = $3",
-                    )
-                    .bind(&claim.scope.tenant)
-                    .bind(&caller)
-                    .bind(&claim.key)
-                    .fetch_optional(&self.pool)
-                    .await
-                    .map_err($classify)?;
-                    // None: the holder released the key between our two statements; try again.
-                    if let Some(row) = holder {
-                        let message_id: String = row.try_get(0).map_err($classify)?;
-                        let task_id: String = row.try_get(1).map_err($classify)?;
-                        return Ok(if message_id == claim.message_id.as_str() {
-                            ClaimOutcome::Replay(TaskId::new(task_id))
-                        } else {
-                            ClaimOutcome::Conflict
-                        });
-                    }
-                }
-                Err(StoreError::Busy("an idempotency key kept changing hands".into()))
+                // One statement: it inserts the key, or touches the existing row without
+                // changing it; either way it returns the holder. Reading our own token back
+                // means we inserted.
+                let token = uuid::Uuid::new_v4().to_string();
+                let holder = sqlx::query(
+                    "INSERT INTO a2a_idempotency_keys \
+                       (tenant, caller, idempotency_key, message_id, task_id, claim_token, created_millis) \
+                     VALUES ($1, $2, $3, $4, $5, $6, $7) \
+                     ON CONFLICT (tenant, caller, idempotency_key) \
+                       DO UPDATE SET idempotency_key = excluded.idempotency_key \
+                     RETURNING message_id, task_id, claim_token",
+                )
+                .bind(&claim.scope.tenant)
+                .bind(caller_column(&claim.scope))
+                .bind(&claim.key)
+                .bind(claim.message_id.as_str())
+                .bind(claim.task_id.as_str())
+                .bind(&token)
+                .bind(now_millis())
+                .fetch_one(&self.pool)
+                .await
+                .map_err($classify)?;
+                let message_id: String = holder.try_get(0).map_err($classify)?;
+                let task_id: String = holder.try_get(1).map_err($classify)?;
+                let holder_token: String = holder.try_get(2).map_err($classify)?;
+                Ok(if holder_token == token {
+                    ClaimOutcome::Claimed
+                } else if message_id == claim.message_id.as_str() {
+                    ClaimOutcome::Replay(TaskId::new(task_id))
+                } else {
+                    ClaimOutcome::Conflict
+                })
             }
 
             pub(crate) async fn release(&self, claim: &KeyClaim) -> Result<(), StoreError> {

@@ -1,0 +1,306 @@
+//! [`ClientBuilder`]: settings are collected freely and checked once, at [`ClientBuilder::build`].
+
+use std::time::Duration;
+
+use a2a_protocol_types::AgentCard;
+use a2a_protocol_types::agent_card::{AGENT_CARD_PATH, PROTOCOL_VERSION};
+use a2a_protocol_types::extensions::format_extensions_header;
+use a2a_protocol_types::idempotency::IDEMPOTENCY_EXTENSION_URI;
+use http::{HeaderMap, HeaderName, HeaderValue};
+
+use crate::client::A2aClient;
+use crate::error::{ClientError, Phase};
+use crate::retry::RetryPolicy;
+use crate::transport::{AuthHook, Binding, Transport, VERSION};
+
+/// Builds an [`A2aClient`], for a bare endpoint or from an agent card.
+#[derive(Clone)]
+pub struct ClientBuilder {
+    url: Option<String>,
+    card: Option<AgentCard>,
+    binding: Option<Binding>,
+    preferred: Vec<Binding>,
+    tenant: Option<String>,
+    retry: Option<RetryPolicy>,
+    honours_idempotency: Option<bool>,
+    connect_timeout: Duration,
+    request_timeout: Option<Duration>,
+    stream_idle_timeout: Option<Duration>,
+    headers: Vec<(String, String)>,
+    auth: Option<AuthHook>,
+    extensions: Vec<String>,
+    http: Option<reqwest::Client>,
+}
+
+impl std::fmt::Debug for ClientBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClientBuilder")
+            .field("url", &self.url)
+            .field("binding", &self.binding)
+            .field("tenant", &self.tenant)
+            .field("retry", &self.retry)
+            .field("honours_idempotency", &self.honours_idempotency)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ClientBuilder {
+    fn empty() -> Self {
+        Self {
+            url: None,
+            card: None,
+            binding: None,
+            preferred: vec![Binding::JsonRpc, Binding::HttpJson],
+            tenant: None,
+            retry: None,
+            honours_idempotency: None,
+            connect_timeout: Duration::from_secs(10),
+            request_timeout: None,
+            stream_idle_timeout: None,
+            headers: Vec::new(),
+            auth: None,
+            extensions: Vec::new(),
+            http: None,
+        }
+    }
+
+    /// A client for a bare endpoint: the URL of its JSON-RPC endpoint (or, with
+    /// [`ClientBuilder::with_binding`], its HTTP+JSON root). Without a card the client does not
+    /// know whether the agent honours idempotency keys; assert it with
+    /// [`ClientBuilder::with_peer_honouring_idempotency`].
+    pub fn new(url: impl Into<String>) -> Self {
+        Self {
+            url: Some(url.into()),
+            ..Self::empty()
+        }
+    }
+
+    /// A client for the agent `card` describes: an interface is chosen by the binding
+    /// preference (JSON-RPC, then HTTP+JSON, unless set), its tenant is used, and the client
+    /// honours-idempotency flag is set exactly when the card lists the extension.
+    pub fn from_card(card: &AgentCard) -> Self {
+        Self {
+            card: Some(card.clone()),
+            ..Self::empty()
+        }
+    }
+
+    /// Fetches `{base_url}/.well-known/agent-card.json` and starts a builder from it.
+    pub async fn discover(base_url: &str) -> Result<Self, ClientError> {
+        Ok(Self::from_card(&fetch_card(base_url, None).await?))
+    }
+
+    /// The binding to speak to a bare endpoint.
+    pub fn with_binding(mut self, binding: Binding) -> Self {
+        self.binding = Some(binding);
+        self
+    }
+
+    /// The order in which to choose among a card's interfaces.
+    pub fn with_preferred_bindings(mut self, preferred: Vec<Binding>) -> Self {
+        self.preferred = preferred;
+        self
+    }
+
+    /// The tenant to put in every request (overrides the card's).
+    pub fn with_tenant(mut self, tenant: impl Into<String>) -> Self {
+        self.tenant = Some(tenant.into());
+        self
+    }
+
+    /// Retries failed calls as the policy says. Without one, nothing is ever re-sent.
+    pub fn with_retry_policy(mut self, policy: RetryPolicy) -> Self {
+        self.retry = Some(policy);
+        self
+    }
+
+    /// Asserts (or denies) that the agent honours idempotency keys, which makes keyed sends
+    /// retryable after an ambiguous failure. Overrides what the card says.
+    pub fn with_peer_honouring_idempotency(mut self, honours: bool) -> Self {
+        self.honours_idempotency = Some(honours);
+        self
+    }
+
+    /// How long connecting may take. Default 10 s.
+    pub fn with_connect_timeout(mut self, timeout: Duration) -> Self {
+        self.connect_timeout = timeout;
+        self
+    }
+
+    /// How long a unary call may take in all. Default: no limit (a blocking send waits for
+    /// the task).
+    pub fn with_request_timeout(mut self, timeout: Duration) -> Self {
+        self.request_timeout = Some(timeout);
+        self
+    }
+
+    /// How long a stream may stay silent (keep-alives count) before it is treated as cut.
+    pub fn with_stream_idle_timeout(mut self, timeout: Duration) -> Self {
+        self.stream_idle_timeout = Some(timeout);
+        self
+    }
+
+    /// Adds a header to every request.
+    pub fn with_header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.headers.push((name.into(), value.into()));
+        self
+    }
+
+    /// Calls `hook` to add headers (say, a fresh bearer token) to every request.
+    pub fn with_auth(mut self, hook: AuthHook) -> Self {
+        self.auth = Some(hook);
+        self
+    }
+
+    /// Extensions to activate on every request (`A2A-Extensions`).
+    pub fn with_extensions(mut self, uris: Vec<String>) -> Self {
+        self.extensions = uris;
+        self
+    }
+
+    /// Uses this HTTP client (its own timeouts and TLS settings apply).
+    pub fn with_http_client(mut self, http: reqwest::Client) -> Self {
+        self.http = Some(http);
+        self
+    }
+
+    /// Checks the settings and builds the client.
+    pub fn build(self) -> Result<A2aClient, ClientError> {
+        let (url, binding, card_tenant) = match (&self.card, &self.url) {
+            (Some(card), _) => choose_interface(card, &self.preferred)?,
+            (None, Some(url)) => (
+                url.clone(),
+                self.binding.unwrap_or(Binding::JsonRpc),
+                String::new(),
+            ),
+            (None, None) => return Err(ClientError::Config("no URL and no card".into())),
+        };
+        let parsed = reqwest::Url::parse(&url)
+            .map_err(|e| ClientError::Config(format!("the agent URL {url:?} is not a URL: {e}")))?;
+        if !matches!(parsed.scheme(), "http" | "https") {
+            return Err(ClientError::Config(format!(
+                "the agent URL {url:?} must be http or https"
+            )));
+        }
+        let mut headers = HeaderMap::new();
+        headers.insert(HeaderName::from_static("a2a-version"), VERSION);
+        if !self.extensions.is_empty() {
+            let value = HeaderValue::from_str(&format_extensions_header(&self.extensions))
+                .map_err(|_| {
+                    ClientError::Config("an extension URI is not a valid header value".into())
+                })?;
+            headers.insert(HeaderName::from_static("a2a-extensions"), value);
+        }
+        for (name, value) in &self.headers {
+            let name = HeaderName::from_bytes(name.as_bytes())
+                .map_err(|_| ClientError::Config(format!("{name:?} is not a valid header name")))?;
+            let value = HeaderValue::from_str(value).map_err(|_| {
+                ClientError::Config(format!("the value of header {name} is not valid"))
+            })?;
+            headers.append(name, value);
+        }
+        let http = match self.http {
+            Some(http) => http,
+            None => {
+                let mut builder = reqwest::Client::builder()
+                    .connect_timeout(self.connect_timeout)
+                    .tcp_nodelay(true);
+                if let Some(timeout) = self.request_timeout {
+                    builder = builder.timeout(timeout);
+                }
+                builder.build().map_err(|e| {
+                    ClientError::Config(format!("the HTTP client could not be built: {e}"))
+                })?
+            }
+        };
+        let honours = self.honours_idempotency.unwrap_or_else(|| {
+            self.card
+                .as_ref()
+                .is_some_and(|card| card.supports_extension(IDEMPOTENCY_EXTENSION_URI))
+        });
+        let tenant = self.tenant.unwrap_or(card_tenant);
+        let transport = Transport::new(
+            binding,
+            url,
+            http,
+            headers,
+            self.auth,
+            self.stream_idle_timeout,
+        );
+        Ok(A2aClient::new(
+            transport, tenant, self.retry, honours, self.card,
+        ))
+    }
+}
+
+/// The interface to use: the first preferred binding the card offers, version 1.0 first.
+fn choose_interface(
+    card: &AgentCard,
+    preferred: &[Binding],
+) -> Result<(String, Binding, String), ClientError> {
+    for binding in preferred {
+        let candidates = card
+            .supported_interfaces
+            .iter()
+            .filter(|i| i.protocol_binding.eq_ignore_ascii_case(binding.name()));
+        let best = candidates
+            .clone()
+            .find(|i| {
+                i.protocol_version
+                    .split('.')
+                    .take(2)
+                    .collect::<Vec<_>>()
+                    .join(".")
+                    == PROTOCOL_VERSION
+            })
+            .or_else(|| candidates.clone().find(|i| i.protocol_version.is_empty()));
+        if let Some(interface) = best {
+            return Ok((interface.url.clone(), *binding, interface.tenant.clone()));
+        }
+    }
+    Err(ClientError::Config(format!(
+        "the card of {:?} offers no A2A {PROTOCOL_VERSION} interface over {}",
+        card.name,
+        preferred
+            .iter()
+            .map(|b| b.name())
+            .collect::<Vec<_>>()
+            .join(" or ")
+    )))
+}
+
+/// Fetches an agent card from `{base_url}/.well-known/agent-card.json`.
+pub async fn fetch_card(
+    base_url: &str,
+    http: Option<&reqwest::Client>,
+) -> Result<AgentCard, ClientError> {
+    let url = format!("{}{AGENT_CARD_PATH}", base_url.trim_end_matches('/'));
+    let owned;
+    let http = match http {
+        Some(http) => http,
+        None => {
+            owned = reqwest::Client::new();
+            &owned
+        }
+    };
+    let response = http
+        .get(&url)
+        .header("A2A-Version", PROTOCOL_VERSION)
+        .send()
+        .await
+        .map_err(|e| ClientError::from_reqwest(e, Phase::Request))?;
+    let status = response.status().as_u16();
+    let body = response
+        .bytes()
+        .await
+        .map_err(|e| ClientError::from_reqwest(e, Phase::Request))?;
+    if !(200..300).contains(&status) {
+        return Err(ClientError::Http {
+            status,
+            body: String::from_utf8_lossy(&body).chars().take(512).collect(),
+            retry_after: None,
+        });
+    }
+    serde_json::from_slice(&body)
+        .map_err(|e| ClientError::Decode(format!("agent card at {url}: {e}")))
+}

@@ -1,0 +1,423 @@
+//! [`A2aClient`]: the eleven operations, typed, with the retry policy applied.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use a2a_protocol_types::idempotency::key_of;
+use a2a_protocol_types::push::{
+    ListTaskPushNotificationConfigsResponse, TaskPushNotificationConfig,
+};
+use a2a_protocol_types::{
+    AgentCard, CancelTaskRequest, DeleteTaskPushNotificationConfigRequest, ErrorKind,
+    GetExtendedAgentCardRequest, GetTaskPushNotificationConfigRequest, GetTaskRequest,
+    ListTaskPushNotificationConfigsRequest, ListTasksRequest, ListTasksResponse,
+    SendMessageRequest, SendMessageResponse, StreamResponse, SubscribeToTaskRequest, Task, TaskId,
+};
+use futures::{Stream, StreamExt};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use tokio::time::Instant;
+
+use crate::error::ClientError;
+use crate::operation::Operation;
+use crate::retry::{RetryPolicy, may_retry, next_pause};
+use crate::transport::{RawEvents, Transport};
+
+/// A stream of a task's events, as a streaming call answers.
+pub type EventStream = Pin<Box<dyn Stream<Item = Result<StreamResponse, ClientError>> + Send>>;
+
+struct Inner {
+    transport: Transport,
+    tenant: String,
+    retry: Option<RetryPolicy>,
+    honours_idempotency: bool,
+    card: Option<AgentCard>,
+}
+
+/// Calls one A2A agent. Cheap to clone: clones share the connection pool.
+#[derive(Clone)]
+pub struct A2aClient {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for A2aClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("A2aClient")
+            .field("url", &self.inner.transport.url)
+            .field("binding", &self.inner.transport.binding)
+            .field("honours_idempotency", &self.inner.honours_idempotency)
+            .finish_non_exhaustive()
+    }
+}
+
+fn params<T: Serialize>(request: &T) -> Result<Value, ClientError> {
+    serde_json::to_value(request)
+        .map_err(|e| ClientError::Decode(format!("request does not serialize: {e}")))
+}
+
+fn decode<T: DeserializeOwned>(value: Value) -> Result<T, ClientError> {
+    serde_json::from_value(value).map_err(|e| ClientError::Decode(e.to_string()))
+}
+
+impl A2aClient {
+    pub(crate) fn new(
+        transport: Transport,
+        tenant: String,
+        retry: Option<RetryPolicy>,
+        honours_idempotency: bool,
+        card: Option<AgentCard>,
+    ) -> Self {
+        Self {
+            inner: Arc::new(Inner {
+                transport,
+                tenant,
+                retry,
+                honours_idempotency,
+                card,
+            }),
+        }
+    }
+
+    /// Whether the agent is known to honour idempotency keys (its card lists the extension, or
+    /// the builder asserted it). Only then is a keyed send retried after an ambiguous failure.
+    pub fn honours_idempotency(&self) -> bool {
+        self.inner.honours_idempotency
+    }
+
+    /// The card the client was built from, if any.
+    pub fn agent_card(&self) -> Option<&AgentCard> {
+        self.inner.card.as_ref()
+    }
+
+    /// The endpoint URL in use.
+    pub fn url(&self) -> &str {
+        &self.inner.transport.url
+    }
+
+    fn tenant(&self, tenant: &mut String) {
+        if tenant.is_empty() {
+            tenant.clone_from(&self.inner.tenant);
+        }
+    }
+
+    /// Runs `attempt` until it succeeds or the policy says stop.
+    async fn with_retries<T, F, Fut>(
+        &self,
+        operation: Operation,
+        keyed: bool,
+        mut attempt: F,
+    ) -> Result<T, ClientError>
+    where
+        F: FnMut() -> Fut,
+        Fut: Future<Output = Result<T, ClientError>>,
+    {
+        let Some(policy) = &self.inner.retry else {
+            return attempt().await;
+        };
+        let deadline = Instant::now() + policy.deadline;
+        let keyed_to_honouring = keyed && self.inner.honours_idempotency;
+        let mut retries = 0;
+        loop {
+            let error = match attempt().await {
+                Ok(value) => return Ok(value),
+                Err(error) => error,
+            };
+            if !may_retry(error.class(), operation, keyed_to_honouring) {
+                return Err(error);
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            let Some(pause) = next_pause(policy, retries, &error, left) else {
+                return Err(error);
+            };
+            tracing::debug!(operation = operation.method(), %error, ?pause, "retrying");
+            tokio::time::sleep(pause).await;
+            retries += 1;
+        }
+    }
+
+    async fn call<T: DeserializeOwned>(
+        &self,
+        operation: Operation,
+        params: Value,
+        keyed: bool,
+    ) -> Result<T, ClientError> {
+        let transport = &self.inner.transport;
+        let value = self
+            .with_retries(operation, keyed, || transport.unary(operation, &params))
+            .await?;
+        decode(value)
+    }
+
+    /// `SendMessage`. A keyed send (see `idempotency::set_key`) to an agent known to honour
+    /// keys is retried after an ambiguous failure; any other send is not.
+    pub async fn send_message(
+        &self,
+        mut request: SendMessageRequest,
+    ) -> Result<SendMessageResponse, ClientError> {
+        self.tenant(&mut request.tenant);
+        let keyed = matches!(key_of(&request.message), Ok(Some(_)));
+        self.call(Operation::SendMessage, params(&request)?, keyed)
+            .await
+    }
+
+    /// `SendStreamingMessage`. With a retry policy, a keyed stream cut before its first event is
+    /// re-sent (to an agent known to honour keys), and any stream cut after the task is known
+    /// resumes with `SubscribeToTask`.
+    pub async fn send_streaming_message(
+        &self,
+        mut request: SendMessageRequest,
+    ) -> Result<EventStream, ClientError> {
+        self.tenant(&mut request.tenant);
+        let keyed = matches!(key_of(&request.message), Ok(Some(_)));
+        let tenant = request.tenant.clone();
+        self.resilient_stream(
+            Operation::SendStreamingMessage,
+            params(&request)?,
+            keyed,
+            tenant,
+            None,
+        )
+        .await
+    }
+
+    /// `GetTask`.
+    pub async fn get_task(&self, mut request: GetTaskRequest) -> Result<Task, ClientError> {
+        self.tenant(&mut request.tenant);
+        self.call(Operation::GetTask, params(&request)?, false)
+            .await
+    }
+
+    /// `ListTasks`.
+    pub async fn list_tasks(
+        &self,
+        mut request: ListTasksRequest,
+    ) -> Result<ListTasksResponse, ClientError> {
+        self.tenant(&mut request.tenant);
+        self.call(Operation::ListTasks, params(&request)?, false)
+            .await
+    }
+
+    /// `CancelTask`.
+    pub async fn cancel_task(&self, mut request: CancelTaskRequest) -> Result<Task, ClientError> {
+        self.tenant(&mut request.tenant);
+        self.call(Operation::CancelTask, params(&request)?, false)
+            .await
+    }
+
+    /// `SubscribeToTask`: the task, then its events until it settles; resumes after a cut when
+    /// a retry policy is set.
+    pub async fn subscribe_to_task(
+        &self,
+        mut request: SubscribeToTaskRequest,
+    ) -> Result<EventStream, ClientError> {
+        self.tenant(&mut request.tenant);
+        let id = request.id.clone();
+        let tenant = request.tenant.clone();
+        self.resilient_stream(
+            Operation::SubscribeToTask,
+            params(&request)?,
+            false,
+            tenant,
+            Some(id),
+        )
+        .await
+    }
+
+    /// `CreateTaskPushNotificationConfig`.
+    pub async fn create_task_push_notification_config(
+        &self,
+        mut request: TaskPushNotificationConfig,
+    ) -> Result<TaskPushNotificationConfig, ClientError> {
+        self.tenant(&mut request.tenant);
+        self.call(
+            Operation::CreateTaskPushNotificationConfig,
+            params(&request)?,
+            false,
+        )
+        .await
+    }
+
+    /// `GetTaskPushNotificationConfig`.
+    pub async fn get_task_push_notification_config(
+        &self,
+        mut request: GetTaskPushNotificationConfigRequest,
+    ) -> Result<TaskPushNotificationConfig, ClientError> {
+        self.tenant(&mut request.tenant);
+        self.call(
+            Operation::GetTaskPushNotificationConfig,
+            params(&request)?,
+            false,
+        )
+        .await
+    }
+
+    /// `ListTaskPushNotificationConfigs`.
+    pub async fn list_task_push_notification_configs(
+        &self,
+        mut request: ListTaskPushNotificationConfigsRequest,
+    ) -> Result<ListTaskPushNotificationConfigsResponse, ClientError> {
+        self.tenant(&mut request.tenant);
+        self.call(
+            Operation::ListTaskPushNotificationConfigs,
+            params(&request)?,
+            false,
+        )
+        .await
+    }
+
+    /// `DeleteTaskPushNotificationConfig`.
+    pub async fn delete_task_push_notification_config(
+        &self,
+        mut request: DeleteTaskPushNotificationConfigRequest,
+    ) -> Result<(), ClientError> {
+        self.tenant(&mut request.tenant);
+        let _: Value = self
+            .call(
+                Operation::DeleteTaskPushNotificationConfig,
+                params(&request)?,
+                false,
+            )
+            .await?;
+        Ok(())
+    }
+
+    /// `GetExtendedAgentCard`.
+    pub async fn get_extended_agent_card(
+        &self,
+        mut request: GetExtendedAgentCardRequest,
+    ) -> Result<AgentCard, ClientError> {
+        self.tenant(&mut request.tenant);
+        self.call(Operation::GetExtendedAgentCard, params(&request)?, false)
+            .await
+    }
+
+    async fn resilient_stream(
+        &self,
+        operation: Operation,
+        params: Value,
+        keyed: bool,
+        tenant: String,
+        task_id: Option<TaskId>,
+    ) -> Result<EventStream, ClientError> {
+        let transport = &self.inner.transport;
+        let first = self
+            .with_retries(operation, keyed, || {
+                transport.open_stream(operation, &params)
+            })
+            .await?;
+        let state = Resilient {
+            client: self.clone(),
+            operation,
+            params,
+            keyed,
+            tenant,
+            task_id,
+            current: Some(first),
+            finished: false,
+            retries: 0,
+            started: Instant::now(),
+        };
+        Ok(futures::stream::unfold(state, |mut state| async move {
+            let item = state.next().await?;
+            Some((item, state))
+        })
+        .boxed())
+    }
+}
+
+/// A stream that survives cuts: it re-sends a keyed send cut before its first event, and
+/// resumes any stream whose task is known with `SubscribeToTask`.
+struct Resilient {
+    client: A2aClient,
+    operation: Operation,
+    params: Value,
+    keyed: bool,
+    tenant: String,
+    task_id: Option<TaskId>,
+    current: Option<RawEvents>,
+    finished: bool,
+    retries: u32,
+    started: Instant,
+}
+
+impl Resilient {
+    async fn next(&mut self) -> Option<Result<StreamResponse, ClientError>> {
+        if self.finished {
+            return None;
+        }
+        let mut failure = match self.current.as_mut()?.next().await {
+            Some(Ok(event)) => {
+                if self.task_id.is_none() {
+                    self.task_id = event.task_id().cloned();
+                }
+                self.finished = event.is_final();
+                return Some(Ok(event));
+            }
+            Some(Err(error)) => error,
+            None => ClientError::StreamCut,
+        };
+        self.current = None;
+        loop {
+            let Some(policy) = self.client.inner.retry.clone() else {
+                self.finished = true;
+                return Some(Err(failure));
+            };
+            // Once the task is known, recovering is a read; before, it is a re-send.
+            let (operation, keyed) = match &self.task_id {
+                Some(_) => (Operation::SubscribeToTask, false),
+                None => (
+                    self.operation,
+                    self.keyed && self.client.inner.honours_idempotency,
+                ),
+            };
+            let left = policy.deadline.saturating_sub(self.started.elapsed());
+            let pause = may_retry(failure.class(), operation, keyed)
+                .then(|| next_pause(&policy, self.retries, &failure, left))
+                .flatten();
+            let Some(pause) = pause else {
+                self.finished = true;
+                return Some(Err(failure));
+            };
+            tokio::time::sleep(pause).await;
+            self.retries += 1;
+            let params = match &self.task_id {
+                Some(id) => serde_json::json!({ "id": id, "tenant": self.tenant }),
+                None => self.params.clone(),
+            };
+            match self
+                .client
+                .inner
+                .transport
+                .open_stream(operation, &params)
+                .await
+            {
+                Ok(events) => {
+                    self.current = Some(events);
+                    return Box::pin(self.next()).await;
+                }
+                Err(error)
+                    if error.kind() == Some(ErrorKind::UnsupportedOperation)
+                        && self.task_id.is_some() =>
+                {
+                    // The task finished while we were away: its final state ends the stream.
+                    self.finished = true;
+                    let id = self.task_id.clone().unwrap_or_default();
+                    let request = GetTaskRequest {
+                        tenant: self.tenant.clone(),
+                        id,
+                        history_length: None,
+                    };
+                    return Some(
+                        self.client
+                            .get_task(request)
+                            .await
+                            .map(StreamResponse::Task),
+                    );
+                }
+                Err(error) => failure = error,
+            }
+        }
+    }
+}

@@ -1,0 +1,130 @@
+//! A Server-Sent Events parser (WHATWG): `data` lines joined with newlines, `event`, `id` and
+//! `retry` fields, comments (keep-alives) skipped, and `\n`, `\r\n` or `\r` line ends.
+
+/// One dispatched event.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SseEvent {
+    /// The `event` field, if any.
+    pub event: Option<String>,
+    /// The data lines, joined by `\n`.
+    pub data: String,
+    /// The `id` field, if any.
+    pub id: Option<String>,
+    /// The `retry` field, in milliseconds, if any.
+    pub retry: Option<u64>,
+}
+
+/// Feeds bytes in, takes events out.
+#[derive(Debug, Default)]
+pub struct SseParser {
+    buffer: Vec<u8>,
+    current: SseEvent,
+    has_data: bool,
+    /// The last byte fed was a `\r`, so a following `\n` belongs to the same line end.
+    after_cr: bool,
+}
+
+impl SseParser {
+    /// A parser at the start of a stream.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Feeds `bytes`; returns the events they complete.
+    pub fn feed(&mut self, bytes: &[u8]) -> Vec<SseEvent> {
+        let mut events = Vec::new();
+        for &byte in bytes {
+            if self.after_cr {
+                self.after_cr = false;
+                if byte == b'\n' {
+                    continue;
+                }
+            }
+            match byte {
+                b'\n' | b'\r' => {
+                    self.after_cr = byte == b'\r';
+                    let line = std::mem::take(&mut self.buffer);
+                    if let Some(event) = self.line(&line) {
+                        events.push(event);
+                    }
+                }
+                _ => self.buffer.push(byte),
+            }
+        }
+        events
+    }
+
+    fn line(&mut self, line: &[u8]) -> Option<SseEvent> {
+        if line.is_empty() {
+            let event = std::mem::take(&mut self.current);
+            let dispatch = std::mem::take(&mut self.has_data);
+            return dispatch.then_some(event);
+        }
+        if line[0] == b':' {
+            return None;
+        }
+        let text = String::from_utf8_lossy(line);
+        let (field, value) = match text.split_once(':') {
+            Some((field, value)) => (field, value.strip_prefix(' ').unwrap_or(value)),
+            None => (text.as_ref(), ""),
+        };
+        match field {
+            "data" => {
+                if self.has_data {
+                    self.current.data.push('\n');
+                }
+                self.current.data.push_str(value);
+                self.has_data = true;
+            }
+            "event" => self.current.event = Some(value.to_owned()),
+            "id" if !value.contains('\0') => self.current.id = Some(value.to_owned()),
+            "retry" => {
+                if let Ok(ms) = value.parse() {
+                    self.current.retry = Some(ms);
+                }
+            }
+            _ => {}
+        }
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn multi_line_data_comments_and_fields() {
+        let mut parser = SseParser::new();
+        let events = parser.feed(
+            b": keep-alive\n\nevent: update\nid: 7\nretry: 1500\ndata: {\"a\":\ndata: 1}\n\n",
+        );
+        assert_eq!(
+            events,
+            vec![SseEvent {
+                event: Some("update".into()),
+                data: "{\"a\":\n1}".into(),
+                id: Some("7".into()),
+                retry: Some(1500),
+            }]
+        );
+    }
+
+    #[test]
+    fn events_split_across_chunks_and_any_line_ending() {
+        let mut parser = SseParser::new();
+        assert!(parser.feed(b"data: one\r").is_empty());
+        let events = parser.feed(b"\n\r\ndata:two\r\rdata: three\n");
+        assert_eq!(
+            events.iter().map(|e| e.data.as_str()).collect::<Vec<_>>(),
+            ["one", "two"]
+        );
+        assert_eq!(parser.feed(b"\n")[0].data, "three");
+    }
+
+    #[test]
+    fn a_comment_only_block_dispatches_nothing() {
+        let mut parser = SseParser::new();
+        assert!(parser.feed(b":\n:ping\n\n\n").is_empty());
+    }
+}
