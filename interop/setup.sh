@@ -1,19 +1,17 @@
 #!/usr/bin/env bash
-# Installs the pinned peer SDKs the interop tests drive: the Python a2a-sdk (PyPI) into
+# Installs the pinned peer SDKs the interop tests use: the Python a2a-sdk (PyPI) into
 # interop/.venv and the JavaScript @a2a-js/sdk (npm) into interop/js/node_modules.
-# Idempotent: does nothing when the pinned versions are already there.
+# Idempotent: does nothing when what is installed matches the pinned lists.
 set -euo pipefail
 cd "$(dirname "$0")"
 
-want_py=$(sed -n 's/^a2a-sdk==//p' python/requirements.txt)
-have_py=$(.venv/bin/python -c 'import importlib.metadata as m; print(m.version("a2a-sdk"))' 2>/dev/null || true)
-if [ "$have_py" != "$want_py" ]; then
+if ! cmp -s python/requirements.txt .venv/installed-requirements.txt 2>/dev/null; then
   python3 -m venv .venv
   .venv/bin/pip install --quiet --disable-pip-version-check -r python/requirements.txt
+  cp python/requirements.txt .venv/installed-requirements.txt
 fi
 
-want_js=$(node -p 'require("./js/package.json").dependencies["@a2a-js/sdk"]')
-have_js=$(node -p 'require("./js/node_modules/@a2a-js/sdk/package.json").version' 2>/dev/null || true)
-if [ "$have_js" != "$want_js" ]; then
+if ! cmp -s js/package-lock.json js/node_modules/.installed-lock.json 2>/dev/null; then
   (cd js && npm ci --no-audit --no-fund --loglevel=error)
+  cp js/package-lock.json js/node_modules/.installed-lock.json
 fi

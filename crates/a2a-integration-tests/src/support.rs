@@ -1,0 +1,97 @@
+//! Servers on 127.0.0.1:0 and an agent that counts its turns.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use a2a_protocol_server::{A2aServer, AgentExecutor, EventSink, RequestContext, RequestHandler};
+use a2a_protocol_types::{A2aError, Artifact, Part};
+use async_trait::async_trait;
+use tokio::sync::oneshot;
+
+/// A server running until dropped.
+pub struct Running {
+    /// Where it listens.
+    pub addr: SocketAddr,
+    stop: Option<oneshot::Sender<()>>,
+}
+
+impl Running {
+    /// Its base URL.
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+    }
+}
+
+/// Serves `handler` on a free port of 127.0.0.1.
+pub async fn serve(handler: RequestHandler) -> Running {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    serve_on(listener, handler)
+}
+
+/// Serves `handler` on `listener`.
+pub fn serve_on(listener: tokio::net::TcpListener, handler: RequestHandler) -> Running {
+    let addr = listener.local_addr().expect("addr");
+    let (stop, stopped) = oneshot::channel::<()>();
+    tokio::spawn(async move {
+        let _ = A2aServer::new(handler)
+            .serve(listener, async {
+                let _ = stopped.await;
+            })
+            .await;
+    });
+    Running {
+        addr,
+        stop: Some(stop),
+    }
+}
+
+/// Works for a while (stopping if canceled), then answers with the text it got; counts turns.
+#[derive(Clone, Default)]
+pub struct CountingAgent {
+    runs: Arc<AtomicUsize>,
+    delay: Duration,
+}
+
+impl CountingAgent {
+    /// An agent that works for `delay` per turn.
+    pub fn with_delay(delay: Duration) -> Self {
+        Self {
+            runs: Arc::default(),
+            delay,
+        }
+    }
+
+    /// Turns so far.
+    pub fn runs(&self) -> usize {
+        self.runs.load(Ordering::SeqCst)
+    }
+}
+
+#[async_trait]
+impl AgentExecutor for CountingAgent {
+    async fn execute(&self, ctx: RequestContext, events: EventSink) -> Result<(), A2aError> {
+        self.runs.fetch_add(1, Ordering::SeqCst);
+        events.working().await?;
+        tokio::select! {
+            () = tokio::time::sleep(self.delay) => {}
+            () = ctx.cancellation.cancelled() => return Ok(()),
+        }
+        let text = ctx.message.text();
+        events
+            .artifact(Artifact::new("answer", vec![Part::text(text.clone())]))
+            .await?;
+        events.complete(Some(events.agent_message(text))).await
+    }
+}
