@@ -28,7 +28,7 @@ const card = {
 };
 
 const waiting = new Map();
-const status = (state) => ({ state, message: undefined, timestamp: new Date() });
+const status = (state) => ({ state, message: undefined, timestamp: new Date().toISOString() });
 
 const executor = {
   async execute(ctx, bus) {

@@ -1,0 +1,276 @@
+//! Client settings and error reporting against our server: headers, auth hook, extensions,
+//! stream idle timeout, errors before the first event, `Retry-After`, refused connections.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use a2a_integration_tests::proxy::FaultProxy;
+use a2a_integration_tests::support::{CountingAgent, serve, serve_on};
+use a2a_protocol_client::{Binding, ClientBuilder, ClientError, FailureClass, Phase, RetryPolicy};
+use a2a_protocol_server::store::{InMemoryTaskStore, TaskStoreConfig};
+use a2a_protocol_server::{A2aServer, CallerIdentity, RequestHandler, ServerConfig};
+use a2a_protocol_types::idempotency::{IDEMPOTENCY_EXTENSION_URI, generate_key, set_key};
+use a2a_protocol_types::{
+    ErrorKind, ListTasksRequest, Message, SendMessageRequest, SubscribeToTaskRequest,
+};
+use futures::StreamExt;
+
+const BINDINGS: [Binding; 2] = [Binding::JsonRpc, Binding::HttpJson];
+
+#[tokio::test]
+async fn every_request_carries_the_version_extensions_headers_and_auth() {
+    let seen: Arc<Mutex<Vec<http::HeaderMap>>> = Arc::default();
+    let recorder = Arc::clone(&seen);
+    let resolver: a2a_protocol_server::CallerResolver =
+        Arc::new(move |headers: &http::HeaderMap| {
+            recorder
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(headers.clone());
+            None::<CallerIdentity>
+        });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let url = format!("http://{}", listener.local_addr().expect("addr"));
+    let server = A2aServer::new(RequestHandler::builder(CountingAgent::default()).build())
+        .with_config(ServerConfig::default().with_caller_resolver(resolver));
+    tokio::spawn(server.serve(listener, std::future::pending()));
+    for binding in BINDINGS {
+        let client = ClientBuilder::new(&url)
+            .with_binding(binding)
+            .with_header("x-team", "payments")
+            .with_auth(Arc::new(|headers: &mut http::HeaderMap| {
+                headers.insert(
+                    http::header::AUTHORIZATION,
+                    http::HeaderValue::from_static("Bearer t0ken"),
+                );
+            }))
+            .with_extensions(vec![IDEMPOTENCY_EXTENSION_URI.into()])
+            .build()
+            .expect("client");
+        client
+            .list_tasks(ListTasksRequest::default())
+            .await
+            .expect("listed");
+        let headers = seen
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .pop()
+            .expect("a request");
+        assert_eq!(headers["a2a-version"], "1.0");
+        assert_eq!(headers["x-team"], "payments");
+        assert_eq!(headers["authorization"], "Bearer t0ken");
+        assert_eq!(headers["a2a-extensions"], IDEMPOTENCY_EXTENSION_URI);
+    }
+}
+
+#[tokio::test]
+async fn bad_settings_are_reported_at_build() {
+    for builder in [
+        ClientBuilder::new("not a url"),
+        ClientBuilder::new("ftp://example.com"),
+        ClientBuilder::new("http://example.com").with_header("bad header", "x"),
+    ] {
+        assert!(matches!(builder.build(), Err(ClientError::Config(_))));
+    }
+    let card = a2a_protocol_types::AgentCard::new("no interfaces", "none", "1");
+    let error = ClientBuilder::from_card(&card)
+        .build()
+        .expect_err("nothing to call");
+    assert!(
+        error.to_string().contains("offers no A2A 1.0 interface"),
+        "{error}"
+    );
+}
+
+#[tokio::test]
+async fn an_error_before_the_first_event_is_the_agents_error() {
+    let server = serve(RequestHandler::builder(CountingAgent::default()).build()).await;
+    for binding in BINDINGS {
+        let client = ClientBuilder::new(server.url())
+            .with_binding(binding)
+            .build()
+            .expect("client");
+        let mut message = Message::user_text("hi");
+        message.metadata = Some(
+            [(
+                "a2a-rust.com/idempotency-key".to_owned(),
+                serde_json::json!("too-short"),
+            )]
+            .into_iter()
+            .collect(),
+        );
+        let error = match client
+            .send_streaming_message(SendMessageRequest::new(message))
+            .await
+        {
+            Err(error) => error,
+            Ok(_) => panic!("refused before the stream"),
+        };
+        assert_eq!(
+            error.kind(),
+            Some(ErrorKind::InvalidParams),
+            "{binding:?}: {error}"
+        );
+        let error = match client
+            .subscribe_to_task(SubscribeToTaskRequest {
+                id: "no-such-task".into(),
+                ..SubscribeToTaskRequest::default()
+            })
+            .await
+        {
+            Err(error) => error,
+            Ok(_) => panic!("refused before the stream"),
+        };
+        assert_eq!(error.kind(), Some(ErrorKind::TaskNotFound), "{binding:?}");
+        assert_eq!(error.class(), FailureClass::Final);
+    }
+}
+
+#[tokio::test]
+async fn a_silent_stream_times_out_as_a_stream_failure() {
+    let server =
+        serve(RequestHandler::builder(CountingAgent::with_delay(Duration::from_secs(30))).build())
+            .await;
+    for binding in BINDINGS {
+        let client = ClientBuilder::new(server.url())
+            .with_binding(binding)
+            .with_stream_idle_timeout(Duration::from_millis(300))
+            .build()
+            .expect("client");
+        let mut stream = client
+            .send_streaming_message(SendMessageRequest::new(Message::user_text("hi")))
+            .await
+            .expect("opened");
+        let mut failure = None;
+        while let Some(event) = stream.next().await {
+            if let Err(error) = event {
+                failure = Some(error);
+                break;
+            }
+        }
+        let failure = failure.expect("the stream went silent");
+        assert!(
+            matches!(
+                failure,
+                ClientError::Timeout {
+                    phase: Phase::Stream
+                }
+            ),
+            "{failure}"
+        );
+        assert_eq!(failure.class(), FailureClass::Ambiguous);
+    }
+}
+
+#[tokio::test]
+async fn a_capacity_refusal_is_retried_after_the_advised_delay_and_reported_when_it_persists() {
+    let store = Arc::new(InMemoryTaskStore::with_config(
+        TaskStoreConfig::default().with_max_idempotency_keys(1),
+    ));
+    let server = serve(
+        RequestHandler::builder(CountingAgent::default())
+            .with_store(store)
+            .build(),
+    )
+    .await;
+    let proxy = FaultProxy::start(server.addr).await.expect("proxy");
+    for binding in BINDINGS {
+        let client = ClientBuilder::new(proxy.url())
+            .with_binding(binding)
+            .with_retry_policy(RetryPolicy::default().with_max_attempts(2))
+            .with_http_client(
+                reqwest::Client::builder()
+                    .pool_max_idle_per_host(0)
+                    .build()
+                    .expect("http"),
+            )
+            .build()
+            .expect("client");
+        let mut first = Message::user_text("takes the only slot");
+        set_key(&mut first, &generate_key()).expect("valid");
+        if binding == Binding::JsonRpc {
+            client
+                .send_message(SendMessageRequest::new(first))
+                .await
+                .expect("sent");
+        }
+        let before = proxy.connections();
+        let mut second = Message::user_text("no room");
+        set_key(&mut second, &generate_key()).expect("valid");
+        let error = client
+            .send_message(SendMessageRequest::new(second))
+            .await
+            .expect_err("at capacity");
+        assert_eq!(
+            error.kind(),
+            Some(ErrorKind::ResourceExhausted),
+            "{binding:?}: {error}"
+        );
+        assert!(
+            matches!(error.class(), FailureClass::Refused(Some(_))),
+            "{error:?}"
+        );
+        assert_eq!(
+            proxy.connections() - before,
+            2,
+            "{binding:?}: tried, then retried once"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_refused_connection_is_retried_for_reads_sends_and_streams() {
+    type Call = fn(
+        a2a_protocol_client::A2aClient,
+    ) -> futures::future::BoxFuture<'static, Result<(), ClientError>>;
+    let calls: [(&str, Call); 3] = [
+        ("ListTasks", |c| {
+            Box::pin(async move { c.list_tasks(ListTasksRequest::default()).await.map(drop) })
+        }),
+        ("SendMessage", |c| {
+            Box::pin(async move {
+                c.send_message(SendMessageRequest::new(Message::user_text("hi")))
+                    .await
+                    .map(drop)
+            })
+        }),
+        ("SendStreamingMessage", |c| {
+            Box::pin(async move {
+                let stream = c
+                    .send_streaming_message(SendMessageRequest::new(Message::user_text("hi")))
+                    .await?;
+                let events: Vec<_> = stream.collect().await;
+                events.into_iter().collect::<Result<Vec<_>, _>>().map(drop)
+            })
+        }),
+    ];
+    for (name, call) in calls {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .expect("a free port")
+            .port();
+        let client = ClientBuilder::new(format!("http://127.0.0.1:{port}"))
+            .with_retry_policy(
+                RetryPolicy::default()
+                    .with_max_attempts(100)
+                    .with_initial_backoff(Duration::from_millis(20))
+                    .with_max_backoff(Duration::from_millis(50)),
+            )
+            .build()
+            .expect("client");
+        let late = tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            let listener = tokio::net::TcpListener::bind(("127.0.0.1", port))
+                .await
+                .expect("bind late");
+            serve_on(
+                listener,
+                RequestHandler::builder(CountingAgent::default()).build(),
+            )
+        });
+        call(client).await.unwrap_or_else(|e| panic!("{name}: {e}"));
+        drop(late.await.expect("started"));
+    }
+}

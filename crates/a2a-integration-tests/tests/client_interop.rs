@@ -1,0 +1,218 @@
+//! Our client against the official Python (`a2a-sdk`) and JavaScript (`@a2a-js/sdk`) servers,
+//! at pinned versions, over JSON-RPC and HTTP+JSON. `interop/setup.sh` installs them.
+
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use a2a_integration_tests::proxy::{Fault, FaultProxy};
+use a2a_protocol_client::{A2aClient, Binding, ClientBuilder, FailureClass, RetryPolicy};
+use a2a_protocol_types::idempotency::{generate_key, set_key};
+use a2a_protocol_types::{
+    CancelTaskRequest, GetTaskRequest, ListTasksRequest, Message, SendMessageConfiguration,
+    SendMessageRequest, SendMessageResponse, StreamResponse, Task, TaskState,
+};
+use futures::StreamExt;
+
+fn interop_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../interop")
+}
+
+static SETUP: Mutex<bool> = Mutex::new(false);
+
+fn ensure_peers() {
+    let mut done = SETUP.lock().unwrap_or_else(|e| e.into_inner());
+    if !*done {
+        let status = Command::new("bash")
+            .arg(interop_dir().join("setup.sh"))
+            .status()
+            .expect("bash runs interop/setup.sh");
+        assert!(
+            status.success(),
+            "interop/setup.sh failed: the peer SDKs could not be installed"
+        );
+        *done = true;
+    }
+}
+
+/// A peer server process, killed when dropped.
+struct Peer {
+    child: Child,
+    port: u16,
+}
+
+impl Drop for Peer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+async fn start_peer(program: &str, script: &str) -> Peer {
+    ensure_peers();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port();
+    let child = Command::new(program)
+        .arg(interop_dir().join(script))
+        .arg(port.to_string())
+        .stdout(Stdio::null())
+        .spawn()
+        .expect("the peer server starts");
+    let peer = Peer { child, port };
+    let card = format!("http://127.0.0.1:{port}/.well-known/agent-card.json");
+    for _ in 0..200 {
+        if reqwest::get(&card)
+            .await
+            .is_ok_and(|r| r.status().is_success())
+        {
+            return peer;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("the peer server {script} did not come up");
+}
+
+fn task_of(response: SendMessageResponse) -> Task {
+    match response {
+        SendMessageResponse::Task(task) => task,
+        SendMessageResponse::Message(message) => panic!("a task, got {message:?}"),
+    }
+}
+
+async fn exercise(client: &A2aClient, peer: &str) {
+    let task = task_of(
+        client
+            .send_message(SendMessageRequest::new(Message::user_text("hello")))
+            .await
+            .unwrap_or_else(|e| panic!("{peer}: send: {e}")),
+    );
+    assert_eq!(task.status.state, TaskState::Completed, "{peer}");
+    assert_eq!(
+        task.artifacts[0].parts[0].as_text(),
+        Some("hello"),
+        "{peer}"
+    );
+
+    let events: Vec<StreamResponse> = client
+        .send_streaming_message(SendMessageRequest::new(Message::user_text("streamed")))
+        .await
+        .unwrap_or_else(|e| panic!("{peer}: stream: {e}"))
+        .map(|e| e.unwrap_or_else(|e| panic!("{peer}: event: {e}")))
+        .collect()
+        .await;
+    assert!(
+        matches!(events.first(), Some(StreamResponse::Task(_))),
+        "{peer}: {events:?}"
+    );
+    assert!(
+        events.last().is_some_and(StreamResponse::is_final),
+        "{peer}: {events:?}"
+    );
+
+    let fetched = client
+        .get_task(GetTaskRequest {
+            id: task.id.clone(),
+            ..GetTaskRequest::default()
+        })
+        .await
+        .unwrap_or_else(|e| panic!("{peer}: get: {e}"));
+    assert_eq!(fetched.id, task.id);
+    let listed = client
+        .list_tasks(ListTasksRequest::default())
+        .await
+        .unwrap_or_else(|e| panic!("{peer}: list: {e}"));
+    assert!(listed.tasks.iter().any(|t| t.id == task.id), "{peer}");
+
+    let mut slow = SendMessageRequest::new(Message::user_text("cancel me"));
+    slow.configuration = Some(SendMessageConfiguration {
+        return_immediately: true,
+        ..SendMessageConfiguration::default()
+    });
+    let running = task_of(
+        client
+            .send_message(slow)
+            .await
+            .unwrap_or_else(|e| panic!("{peer}: send: {e}")),
+    );
+    let canceled = client
+        .cancel_task(CancelTaskRequest {
+            id: running.id.clone(),
+            ..CancelTaskRequest::default()
+        })
+        .await
+        .unwrap_or_else(|e| panic!("{peer}: cancel: {e}"));
+    assert_eq!(canceled.status.state, TaskState::Canceled, "{peer}");
+}
+
+/// Through a cutting proxy, a keyed send to a peer that does not advertise the extension is
+/// not re-sent, whatever the retry policy.
+async fn keyed_send_is_not_re_sent(card_url: &str, binding: Binding, peer: &str) {
+    let upstream: std::net::SocketAddr = card_url
+        .trim_start_matches("http://")
+        .split('/')
+        .next()
+        .and_then(|a| a.parse().ok())
+        .expect("an address");
+    let proxy = FaultProxy::start(upstream).await.expect("proxy");
+    proxy.plan(&[Fault::CutBeforeResponse]);
+    let mut card = a2a_protocol_client::fetch_card(card_url, None)
+        .await
+        .expect("card");
+    for interface in &mut card.supported_interfaces {
+        interface.url = interface
+            .url
+            .replace(&format!("http://{upstream}"), &proxy.url());
+    }
+    let client = ClientBuilder::from_card(&card)
+        .with_preferred_bindings(vec![binding])
+        .with_retry_policy(RetryPolicy::default().with_initial_backoff(Duration::from_millis(10)))
+        .with_http_client(
+            reqwest::Client::builder()
+                .pool_max_idle_per_host(0)
+                .build()
+                .expect("http"),
+        )
+        .build()
+        .expect("client");
+    assert!(
+        !client.honours_idempotency(),
+        "{peer} advertises no idempotency extension"
+    );
+    let mut message = Message::user_text("hello");
+    set_key(&mut message, &generate_key()).expect("valid");
+    let error = client
+        .send_message(SendMessageRequest::new(message))
+        .await
+        .expect_err("surfaced");
+    assert_eq!(error.class(), FailureClass::Ambiguous, "{peer}: {error}");
+    assert_eq!(proxy.connections(), 1, "{peer} {binding:?}: not re-sent");
+}
+
+async fn against(program: &str, script: &str, peer: &str) {
+    let server = start_peer(program, script).await;
+    let base = format!("http://127.0.0.1:{}", server.port);
+    for binding in [Binding::JsonRpc, Binding::HttpJson] {
+        let client = ClientBuilder::discover(&base)
+            .await
+            .unwrap_or_else(|e| panic!("{peer}: card: {e}"))
+            .with_preferred_bindings(vec![binding])
+            .build()
+            .expect("client");
+        exercise(&client, &format!("{peer} over {binding:?}")).await;
+        keyed_send_is_not_re_sent(&base, binding, peer).await;
+    }
+}
+
+#[tokio::test]
+async fn our_client_talks_to_the_python_sdk_server() {
+    let python = interop_dir().join(".venv/bin/python").display().to_string();
+    against(&python, "python/server.py", "a2a-sdk (Python)").await;
+}
+
+#[tokio::test]
+async fn our_client_talks_to_the_javascript_sdk_server() {
+    against("node", "js/server.mjs", "@a2a-js/sdk (JavaScript)").await;
+}
