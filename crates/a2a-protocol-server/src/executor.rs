@@ -32,8 +32,12 @@ pub struct RequestContext {
     pub task: Option<Task>,
     /// Whether the client is streaming this turn.
     pub streaming: bool,
-    /// Fires when the task is canceled; long work should stop soon after.
+    /// Fires when the task is canceled (or its budget's time runs out); long work should stop
+    /// soon after.
     pub cancellation: CancellationToken,
+    /// The budget granted to this turn (the budget extension), if any. Its time is enforced by
+    /// the framework; report metered spending with [`EventSink::spend`].
+    pub budget: Option<a2a_protocol_types::budget::BudgetGrant>,
 }
 
 impl RequestContext {

@@ -141,7 +141,16 @@ async fn a_store_without_the_index_refuses_keyed_sends_and_is_not_advertised() {
         .json()
         .await
         .expect("json");
-    assert!(card["capabilities"]["extensions"].is_null(), "{card}");
+    let advertised = card["capabilities"]["extensions"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    assert!(
+        !advertised
+            .iter()
+            .any(|e| e["uri"] == "https://a2a-rust.com/extensions/idempotency/v1"),
+        "{card}"
+    );
     // Unkeyed sends still work.
     call(
         Binding::Rest,

@@ -107,3 +107,32 @@ pub fn set_budget(message: &mut Message, grant: &BudgetGrant) -> Result<(), Budg
     attach(message, BUDGET_EXTENSION_URI, BUDGET_METADATA_KEY, value);
     Ok(())
 }
+
+/// What a task has left of its grant and what it has spent, as the child's server reports it in
+/// status-update metadata and in the task's metadata, under [`BUDGET_METADATA_KEY`].
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BudgetReport {
+    /// Time left, in milliseconds, when the grant limited time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remaining_ms: Option<u64>,
+    /// What is left of each granted meter.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub meters: BTreeMap<String, u64>,
+    /// Time spent so far, in milliseconds.
+    #[serde(default)]
+    pub spent_ms: u64,
+    /// Amounts spent so far, by meter.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub spent: BTreeMap<String, u64>,
+    /// What ran out, when the task ended for lack of budget: `"time"` or a meter's name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exhausted: Option<String>,
+}
+
+/// The budget report in a metadata object, if there is a well-formed one.
+pub fn report_of(metadata: Option<&crate::Metadata>) -> Option<BudgetReport> {
+    metadata
+        .and_then(|m| m.get(BUDGET_METADATA_KEY))
+        .and_then(|v| BudgetReport::deserialize(v).ok())
+}

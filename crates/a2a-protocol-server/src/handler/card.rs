@@ -2,18 +2,30 @@
 //! the behaviour cannot drift.
 
 use a2a_protocol_types::AgentCard;
+use a2a_protocol_types::budget::BUDGET_EXTENSION_URI;
 use a2a_protocol_types::extensions::AgentExtension;
 use a2a_protocol_types::idempotency::IDEMPOTENCY_EXTENSION_URI;
+use a2a_protocol_types::lease::LEASE_EXTENSION_URI;
 
 use crate::store::TaskStore;
 
-pub(super) fn derive(mut card: AgentCard, store: &dyn TaskStore, extended: bool) -> AgentCard {
+pub(super) fn derive(
+    mut card: AgentCard,
+    store: &dyn TaskStore,
+    extended: bool,
+    leases: bool,
+) -> AgentCard {
     let capabilities = &mut card.capabilities;
     capabilities.streaming = Some(true);
     capabilities.push_notifications = Some(false);
     capabilities.extended_agent_card = Some(extended);
     let mut extensions = capabilities.extensions.take().unwrap_or_default();
-    extensions.retain(|e| e.uri != IDEMPOTENCY_EXTENSION_URI);
+    let ours = [
+        IDEMPOTENCY_EXTENSION_URI,
+        LEASE_EXTENSION_URI,
+        BUDGET_EXTENSION_URI,
+    ];
+    extensions.retain(|e| !ours.contains(&e.uri.as_str()));
     if store.supports_idempotency() {
         extensions.push(
             AgentExtension::new(IDEMPOTENCY_EXTENSION_URI).with_description(
@@ -22,6 +34,16 @@ pub(super) fn derive(mut card: AgentCard, store: &dyn TaskStore, extended: bool)
             ),
         );
     }
-    capabilities.extensions = (!extensions.is_empty()).then_some(extensions);
+    if leases {
+        extensions.push(AgentExtension::new(LEASE_EXTENSION_URI).with_description(
+            "Cancels a task started with metadata[\"a2a-rust.com/lease\"] = {\"ttlMs\": N} when no \
+             GetTask activating this extension renews it within N ms.",
+        ));
+    }
+    extensions.push(AgentExtension::new(BUDGET_EXTENSION_URI).with_description(
+        "Bounds a turn by the time granted in metadata[\"a2a-rust.com/budget\"] and reports what \
+         is left and spent in status-update metadata.",
+    ));
+    capabilities.extensions = Some(extensions);
     card
 }

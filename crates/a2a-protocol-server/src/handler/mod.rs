@@ -1,6 +1,7 @@
 //! [`RequestHandler`]: the eleven A2A operations, independent of any binding.
 
 mod card;
+mod leases;
 mod send;
 mod validate;
 
@@ -42,6 +43,11 @@ impl CallContext {
     pub fn with_caller(mut self, caller: Option<CallerIdentity>) -> Self {
         self.caller = caller;
         self
+    }
+
+    /// Whether the client activated the extension `uri`.
+    pub fn activated(&self, uri: &str) -> bool {
+        self.extensions.iter().any(|e| e == uri)
     }
 
     /// A context with activated extensions.
@@ -103,6 +109,7 @@ pub(crate) struct Inner {
     pub(crate) card: AgentCard,
     pub(crate) extended_card: Option<AgentCard>,
     pub(crate) config: HandlerConfig,
+    pub(crate) leases: Option<leases::Leases>,
 }
 
 /// Carries out A2A operations for one agent over one store. Cheap to clone.
@@ -118,9 +125,17 @@ pub struct RequestHandlerBuilder {
     card: Option<AgentCard>,
     extended_card: Option<AgentCard>,
     config: HandlerConfig,
+    max_lease: Option<Duration>,
 }
 
 impl RequestHandlerBuilder {
+    /// Supports the lease extension: a task started with a lease of at most `max_ttl` is
+    /// canceled when its lease lapses unrenewed. The card then advertises the extension.
+    pub fn with_leases(mut self, max_ttl: Duration) -> Self {
+        self.max_lease = Some(max_ttl);
+        self
+    }
+
     /// Sets the store (default: an [`InMemoryTaskStore`]).
     pub fn with_store(mut self, store: Arc<dyn TaskStore>) -> Self {
         self.store = Some(store);
@@ -154,10 +169,11 @@ impl RequestHandlerBuilder {
         let base = self.card.unwrap_or_else(|| {
             AgentCard::new("A2A agent", "An agent built with a2a-rust", "0.1.0")
         });
-        let card = card::derive(base, store.as_ref(), self.extended_card.is_some());
+        let leases = self.max_lease.is_some();
+        let card = card::derive(base, store.as_ref(), self.extended_card.is_some(), leases);
         let extended_card = self
             .extended_card
-            .map(|c| card::derive(c, store.as_ref(), true));
+            .map(|c| card::derive(c, store.as_ref(), true, leases));
         RequestHandler {
             inner: Arc::new(Inner {
                 executor: self.executor,
@@ -167,6 +183,7 @@ impl RequestHandlerBuilder {
                 card,
                 extended_card,
                 config: self.config,
+                leases: self.max_lease.map(leases::Leases::new),
             }),
         }
     }
@@ -186,6 +203,7 @@ impl RequestHandler {
             card: None,
             extended_card: None,
             config: HandlerConfig::default(),
+            max_lease: None,
         }
     }
 
@@ -200,14 +218,19 @@ impl RequestHandler {
         &self.inner.store
     }
 
-    /// `GetTask`.
+    /// `GetTask`. With the lease extension activated, it renews the task's lease.
     pub async fn get_task(
         &self,
         request: GetTaskRequest,
-        _ctx: &CallContext,
+        ctx: &CallContext,
     ) -> Result<Task, A2aError> {
         let history = validate::history_length(request.history_length)?;
         let mut task = self.load(&request.tenant, &request.id).await?;
+        if let Some(leases) = &self.inner.leases {
+            if ctx.activated(a2a_protocol_types::lease::LEASE_EXTENSION_URI) {
+                leases.renew(&request.tenant, &request.id);
+            }
+        }
         task.truncate_history(history);
         Ok(task)
     }

@@ -16,7 +16,7 @@ use super::{CallContext, EventStream, RequestHandler, validate};
 use crate::executor::RequestContext;
 use crate::idempotency::Admission;
 use crate::runtime::direct_reply;
-use crate::runtime::{EventSink, LiveTask, follow_live};
+use crate::runtime::{BudgetState, EventSink, LiveTask, follow_live};
 use crate::store::KeyScope;
 
 /// A turn that has started: the task as it was before the agent ran, and its events since.
@@ -90,6 +90,8 @@ impl RequestHandler {
     ) -> Result<Started, A2aError> {
         validate::message(&request.message)?;
         validate::content_types(&request.message, &self.inner.card)?;
+        let lease = validate::lease(&request.message, self.inner.leases.as_ref())?;
+        validate::budget(&request.message)?;
         let scope = KeyScope {
             tenant: request.tenant.clone(),
             caller: ctx.caller.as_ref().map(|c| c.0.clone()),
@@ -110,6 +112,9 @@ impl RequestHandler {
             Admission::Unkeyed => None,
         };
         let started = self.start_turn(request, ctx, task_id, streaming).await;
+        if let (Ok(turn), Some(lease), Some(leases)) = (&started, lease, &self.inner.leases) {
+            leases.grant(&self.inner, &turn.live.tenant, &turn.live.task_id, lease);
+        }
         if started.is_err() {
             if let Some(claim) = &claim {
                 // Nothing ran, so the key may be used again.
@@ -198,6 +203,9 @@ impl RequestHandler {
             }
         };
         let (snapshot, events) = live.subscribe().await;
+        let budget = a2a_protocol_types::budget::budget_of(&message)
+            .ok()
+            .flatten();
         let turn_ctx = RequestContext {
             message,
             task_id: live.task_id.clone(),
@@ -208,6 +216,7 @@ impl RequestHandler {
             task: stored,
             streaming,
             cancellation: live.cancel.child_token(),
+            budget,
         };
         self.spawn_turn(Arc::clone(&live), turn_ctx);
         Ok(Turn {
@@ -218,26 +227,49 @@ impl RequestHandler {
         })
     }
 
-    /// Runs the agent's turn on its own task, so a client that goes away does not stop it.
+    /// Runs the agent's turn on its own task, so a client that goes away does not stop it. A
+    /// budget's time bounds the turn: when it runs out the turn is stopped and the task fails
+    /// as budget-exhausted.
     fn spawn_turn(&self, live: Arc<LiveTask>, ctx: RequestContext) {
         let inner = Arc::clone(&self.inner);
+        let budget = ctx
+            .budget
+            .clone()
+            .map(|grant| Arc::new(BudgetState::new(grant)));
         let sink = EventSink::new(
             Arc::clone(&live),
             Arc::clone(&inner.store),
             ctx.context_id.clone(),
-        );
+        )
+        .with_budget(budget.clone());
         let span = tracing::info_span!("agent_turn", task_id = %live.task_id);
         tokio::spawn(
             async move {
-                let outcome = AssertUnwindSafe(inner.executor.execute(ctx, sink.clone()))
-                    .catch_unwind()
-                    .await;
+                let turn_cancel = ctx.cancellation.clone();
+                let run =
+                    AssertUnwindSafe(inner.executor.execute(ctx, sink.clone())).catch_unwind();
+                let limit = budget.as_ref().and_then(|b| b.time_limit());
+                let outcome = match limit {
+                    None => Some(run.await),
+                    Some(limit) => tokio::time::timeout(limit, run).await.ok(),
+                };
                 let reason = match outcome {
-                    Ok(Ok(())) => "the agent ended its turn without settling the task".to_owned(),
-                    Ok(Err(error)) => error.message,
-                    Err(_) => "the agent failed unexpectedly".to_owned(),
+                    Some(Ok(Ok(()))) => {
+                        "the agent ended its turn without settling the task".to_owned()
+                    }
+                    Some(Ok(Err(error))) => error.message,
+                    Some(Err(_)) => "the agent failed unexpectedly".to_owned(),
+                    None => {
+                        turn_cancel.cancel();
+                        sink.exhaust("time").await.message
+                    }
                 };
                 sink.settle_as_failed(&reason).await;
+                if let Some(leases) = &inner.leases {
+                    if sink.task().await.status.state.is_settled() {
+                        leases.release(&live.tenant, &live.task_id);
+                    }
+                }
                 inner.registry.end_turn(&live).await;
             }
             .instrument(span),

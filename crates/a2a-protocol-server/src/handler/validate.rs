@@ -4,6 +4,9 @@ use a2a_protocol_types::{
     A2aError, AgentCard, ErrorKind, ListTasksRequest, Message, MessageRole, TaskState,
 };
 
+use a2a_protocol_types::budget::budget_of;
+use a2a_protocol_types::lease::{Lease, lease_of};
+
 use crate::store::{PageCursor, TaskQuery};
 
 pub(crate) const MAX_PAGE_SIZE: usize = 100;
@@ -84,6 +87,29 @@ pub(crate) fn content_types(message: &Message, card: &AgentCard) -> Result<(), A
         }
     }
     Ok(())
+}
+
+/// The message's lease, checked; `None` when it has none or the agent has no lease support
+/// (a lease is then plain metadata).
+pub(crate) fn lease(
+    message: &Message,
+    leases: Option<&super::leases::Leases>,
+) -> Result<Option<Lease>, A2aError> {
+    let Some(leases) = leases else {
+        return Ok(None);
+    };
+    let lease = lease_of(message).map_err(|e| field_error("message.metadata", e.to_string()))?;
+    if let Some(lease) = &lease {
+        leases.check(lease)?;
+    }
+    Ok(lease)
+}
+
+/// The message's budget grant must be well-formed when present.
+pub(crate) fn budget(message: &Message) -> Result<(), A2aError> {
+    budget_of(message)
+        .map(drop)
+        .map_err(|e| field_error("message.metadata", e.to_string()))
 }
 
 /// A validated `ListTasks` query.

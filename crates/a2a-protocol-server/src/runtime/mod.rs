@@ -1,11 +1,13 @@
 //! The running side of tasks: live task state shared by the executor's events and every
 //! stream that follows the task.
 
+mod budget;
 mod lifecycle;
 mod live;
 mod sink;
 mod watch;
 
+pub(crate) use budget::BudgetState;
 pub(crate) use lifecycle::direct_reply;
 pub(crate) use live::{LiveTask, Registry};
 pub use sink::EventSink;

@@ -8,6 +8,9 @@ use a2a_protocol_types::{
     TaskState, TaskStatus,
 };
 
+use a2a_protocol_types::budget::BUDGET_METADATA_KEY;
+
+use super::budget::BudgetState;
 use super::lifecycle;
 use super::live::LiveTask;
 use crate::store::TaskStore;
@@ -22,6 +25,7 @@ pub struct EventSink {
     live: Arc<LiveTask>,
     store: Arc<dyn TaskStore>,
     context_id: ContextId,
+    budget: Option<Arc<BudgetState>>,
 }
 
 impl std::fmt::Debug for EventSink {
@@ -42,7 +46,13 @@ impl EventSink {
             live,
             store,
             context_id,
+            budget: None,
         }
+    }
+
+    pub(crate) fn with_budget(mut self, budget: Option<Arc<BudgetState>>) -> Self {
+        self.budget = budget;
+        self
     }
 
     /// The task this sink reports on.
@@ -78,7 +88,8 @@ impl EventSink {
     ) -> Result<(), A2aError> {
         let mut state = self.live.state.lock().await;
         let mut task = state.task.clone();
-        let event = change(&mut task)?;
+        let mut event = change(&mut task)?;
+        self.annotate_budget(&mut task, &mut event);
         self.store.save(&self.live.tenant, &task).await?;
         state.task = task;
         if let Some(events) = &state.events {
@@ -86,6 +97,57 @@ impl EventSink {
             let _ = events.send(event);
         }
         Ok(())
+    }
+
+    /// With a budget, status updates and the task's metadata report what is left and spent.
+    fn annotate_budget(&self, task: &mut Task, event: &mut StreamResponse) {
+        let (Some(budget), StreamResponse::StatusUpdate(update)) = (&self.budget, event) else {
+            return;
+        };
+        let Ok(report) = serde_json::to_value(budget.report()) else {
+            return;
+        };
+        update
+            .metadata
+            .get_or_insert_with(Default::default)
+            .insert(BUDGET_METADATA_KEY.into(), report.clone());
+        task.metadata
+            .get_or_insert_with(Default::default)
+            .insert(BUDGET_METADATA_KEY.into(), report);
+    }
+
+    /// Records `amount` spent on `meter` against the turn's budget (a no-op without one).
+    /// Spending past a granted meter fails the task as budget-exhausted and returns the error
+    /// the executor should stop with.
+    pub async fn spend(&self, meter: &str, amount: u64) -> Result<(), A2aError> {
+        let Some(budget) = &self.budget else {
+            return Ok(());
+        };
+        match budget.spend(meter, amount) {
+            None => Ok(()),
+            Some(meter) => Err(self.exhaust(&meter).await),
+        }
+    }
+
+    /// The budget report as it stands, when the turn has a budget.
+    pub fn budget(&self) -> Option<a2a_protocol_types::budget::BudgetReport> {
+        self.budget.as_ref().map(|b| b.report())
+    }
+
+    /// Fails the task because `what` ("time" or a meter) ran out; returns the error to stop with.
+    pub(crate) async fn exhaust(&self, what: &str) -> A2aError {
+        if let Some(budget) = &self.budget {
+            budget.exhaust(what);
+        }
+        let reason = if what == "time" {
+            "budget exhausted: the granted time ran out before the work was done".to_owned()
+        } else {
+            format!("budget exhausted: the granted {what:?} ran out before the work was done")
+        };
+        if let Err(error) = self.fail(reason.clone()).await {
+            tracing::debug!(%error, "the task settled before its budget ran out");
+        }
+        A2aError::new(a2a_protocol_types::ErrorKind::Internal, reason)
     }
 
     /// Moves the task to `state`, optionally with a message for the client.
