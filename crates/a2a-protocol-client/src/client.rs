@@ -86,6 +86,20 @@ impl A2aClient {
         self.inner.honours_idempotency
     }
 
+    /// A client for the same agent that also activates the extensions `uris` on every request
+    /// (the `A2A-Extensions` header). It shares this client's connections and settings.
+    pub fn activating(&self, uris: &[&str]) -> A2aClient {
+        Self {
+            inner: Arc::new(Inner {
+                transport: self.inner.transport.activating(uris),
+                tenant: self.inner.tenant.clone(),
+                retry: self.inner.retry.clone(),
+                honours_idempotency: self.inner.honours_idempotency,
+                card: self.inner.card.clone(),
+            }),
+        }
+    }
+
     /// The card the client was built from, if any.
     pub fn agent_card(&self) -> Option<&AgentCard> {
         self.inner.card.as_ref()

@@ -32,6 +32,7 @@
 
 mod builder;
 mod client;
+pub mod delegation;
 mod error;
 mod operation;
 pub mod retry;

@@ -73,6 +73,34 @@ impl Transport {
         }
     }
 
+    /// The same endpoint, activating `uris` too on every request.
+    pub(crate) fn activating(&self, uris: &[&str]) -> Transport {
+        let mut headers = self.headers.clone();
+        let mut all: Vec<String> = headers
+            .get(EXTENSIONS)
+            .and_then(|v| v.to_str().ok())
+            .map(a2a_protocol_types::extensions::parse_extensions_header)
+            .unwrap_or_default();
+        for uri in uris {
+            if !all.iter().any(|u| u == uri) {
+                all.push((*uri).to_owned());
+            }
+        }
+        if let Ok(value) = HeaderValue::from_str(
+            &a2a_protocol_types::extensions::format_extensions_header(&all),
+        ) {
+            headers.insert(EXTENSIONS, value);
+        }
+        Transport::new(
+            self.binding,
+            self.url.clone(),
+            self.http.clone(),
+            headers,
+            self.auth.clone(),
+            self.stream_idle_timeout,
+        )
+    }
+
     fn headers(&self) -> HeaderMap {
         let mut headers = self.headers.clone();
         if let Some(auth) = &self.auth {
@@ -240,6 +268,8 @@ pub(crate) fn with_header_retry(error: A2aError, retry_after: Option<Duration>) 
 pub(crate) fn truncate(body: &[u8]) -> String {
     String::from_utf8_lossy(body).chars().take(512).collect()
 }
+
+const EXTENSIONS: http::HeaderName = http::HeaderName::from_static("a2a-extensions");
 
 pub(crate) const VERSION: HeaderValue =
     HeaderValue::from_static(a2a_protocol_types::agent_card::PROTOCOL_VERSION);
