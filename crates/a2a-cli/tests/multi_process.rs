@@ -249,3 +249,73 @@ async fn a_server_whose_stdout_is_closed_keeps_serving() {
     let sent = post(&server.base, "/message:send", &keyed(&key, false)).await;
     assert_eq!(sent["task"]["status"]["state"], "TASK_STATE_COMPLETED");
 }
+
+fn a2a(args: &[&str]) -> String {
+    let output = Command::new(env!("CARGO_BIN_EXE_a2a"))
+        .args(args)
+        .env("RUST_LOG", "warn")
+        .output()
+        .expect("a2a runs");
+    assert!(
+        output.status.success(),
+        "a2a {args:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+#[tokio::test]
+async fn the_cli_sends_with_a_key_reads_tasks_and_purges() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let store = format!("sqlite://{}", dir.path().join("cli.db").display());
+    let server = Server::start(&store, &[]);
+    let base = server.base.clone();
+    let answers = tokio::task::spawn_blocking(move || {
+        let card: Value = serde_json::from_str(&a2a(&["card", &base])).expect("a card");
+        assert_eq!(card["name"], "Echo agent");
+        let key = a2a(&["key"]).trim().to_owned();
+        let send = |extra: &[&str]| {
+            let mut args = vec![
+                "send",
+                base.as_str(),
+                "hello",
+                "--key",
+                key.as_str(),
+                "--message-id",
+                "cli-msg-1",
+            ];
+            args.extend_from_slice(extra);
+            serde_json::from_str::<Value>(&a2a(&args)).expect("JSON")
+        };
+        let first = send(&[]);
+        let again = send(&["--binding", "http-json"]);
+        let id = first["task"]["id"].as_str().expect("id").to_owned();
+        let fetched: Value = serde_json::from_str(&a2a(&["get", &base, &id])).expect("JSON");
+        let listed: Value = serde_json::from_str(&a2a(&["tasks", &base])).expect("JSON");
+        (first, again, fetched, listed)
+    })
+    .await
+    .expect("joined");
+    let (first, again, fetched, listed) = answers;
+    assert_eq!(
+        first["task"]["id"], again["task"]["id"],
+        "the same key replays"
+    );
+    assert_eq!(fetched["status"]["state"], "TASK_STATE_COMPLETED");
+    assert_eq!(listed["totalSize"], 1);
+    drop(server);
+    let purged = tokio::task::spawn_blocking(move || {
+        a2a(&[
+            "purge",
+            "--store",
+            &store,
+            "--keep-terminal",
+            "0",
+            "--keep-keys",
+            "0",
+        ])
+    })
+    .await
+    .expect("joined");
+    assert!(purged.contains("deleted 1 terminal tasks"), "{purged}");
+}
