@@ -95,3 +95,27 @@ impl AgentExecutor for CountingAgent {
         events.complete(Some(events.agent_message(text))).await
     }
 }
+
+/// The folder holding the peer SDKs' scripts and installs.
+pub fn interop_dir() -> std::path::PathBuf {
+    std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../interop")
+}
+
+static PEERS_READY: std::sync::Mutex<bool> = std::sync::Mutex::new(false);
+
+/// Installs the pinned peer SDKs once per test binary (`interop/setup.sh`); panics if it cannot.
+pub fn ensure_peers() {
+    let mut ready = PEERS_READY.lock().unwrap_or_else(|e| e.into_inner());
+    if *ready {
+        return;
+    }
+    let status = std::process::Command::new("bash")
+        .arg(interop_dir().join("setup.sh"))
+        .status()
+        .expect("bash runs interop/setup.sh");
+    assert!(
+        status.success(),
+        "interop/setup.sh failed: the peer SDKs could not be installed"
+    );
+    *ready = true;
+}

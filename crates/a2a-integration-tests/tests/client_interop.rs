@@ -1,12 +1,11 @@
 //! Our client against the official Python (`a2a-sdk`) and JavaScript (`@a2a-js/sdk`) servers,
 //! at pinned versions, over JSON-RPC and HTTP+JSON. `interop/setup.sh` installs them.
 
-use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
-use std::sync::Mutex;
 use std::time::Duration;
 
 use a2a_integration_tests::proxy::{Fault, FaultProxy};
+use a2a_integration_tests::support::{ensure_peers, interop_dir};
 use a2a_protocol_client::{A2aClient, Binding, ClientBuilder, FailureClass, RetryPolicy};
 use a2a_protocol_types::idempotency::{generate_key, set_key};
 use a2a_protocol_types::{
@@ -14,27 +13,6 @@ use a2a_protocol_types::{
     SendMessageRequest, SendMessageResponse, StreamResponse, Task, TaskState,
 };
 use futures::StreamExt;
-
-fn interop_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../interop")
-}
-
-static SETUP: Mutex<bool> = Mutex::new(false);
-
-fn ensure_peers() {
-    let mut done = SETUP.lock().unwrap_or_else(|e| e.into_inner());
-    if !*done {
-        let status = Command::new("bash")
-            .arg(interop_dir().join("setup.sh"))
-            .status()
-            .expect("bash runs interop/setup.sh");
-        assert!(
-            status.success(),
-            "interop/setup.sh failed: the peer SDKs could not be installed"
-        );
-        *done = true;
-    }
-}
 
 /// A peer server process, killed when dropped.
 struct Peer {

@@ -367,12 +367,45 @@ macro_rules! sql_core {
 
 pub(crate) use sql_core;
 
-/// Implements [`TaskStore`](crate::store::TaskStore) and
-/// [`Retention`](crate::store::Retention) for a store type holding `core: SqlCore`.
-macro_rules! sql_store_impls {
-    ($store:ty) => {
+/// Defines a store type over one driver's [`SqlCore`](sql_core): its constructors, and its
+/// [`TaskStore`](crate::store::TaskStore) and [`Retention`](crate::store::Retention) impls.
+/// The invoking module provides `statements::SqlCore` and `connect(url, options)`.
+macro_rules! sql_store {
+    ($(#[$doc:meta])* $name:ident, tenant_aware: $tenant_aware:expr, pool: $pool:ty, url: $example:literal) => {
+        $(#[$doc])*
+        pub struct $name {
+            core: statements::SqlCore,
+        }
+
+        impl $name {
+            #[doc = concat!("Opens the database at `url` (such as `", $example, "`) and applies migrations.")]
+            pub async fn open(url: &str) -> Result<Self, crate::store::StoreError> {
+                Self::open_with(url, &crate::store::SqlStoreOptions::default()).await
+            }
+
+            /// Like [`Self::open`], with connection settings.
+            pub async fn open_with(
+                url: &str,
+                options: &crate::store::SqlStoreOptions,
+            ) -> Result<Self, crate::store::StoreError> {
+                Self::from_pool(connect(url, options).await?).await
+            }
+
+            /// Uses an existing pool and applies migrations.
+            pub async fn from_pool(pool: $pool) -> Result<Self, crate::store::StoreError> {
+                Ok(Self {
+                    core: statements::SqlCore::new(pool, $tenant_aware).await?,
+                })
+            }
+
+            /// The pool.
+            pub fn pool(&self) -> &$pool {
+                &self.core.pool
+            }
+        }
+
         #[async_trait::async_trait]
-        impl crate::store::TaskStore for $store {
+        impl crate::store::TaskStore for $name {
             async fn get(
                 &self,
                 tenant: &str,
@@ -417,7 +450,7 @@ macro_rules! sql_store_impls {
         }
 
         #[async_trait::async_trait]
-        impl crate::store::Retention for $store {
+        impl crate::store::Retention for $name {
             async fn purge_expired(
                 &self,
                 policy: &crate::store::RetentionPolicy,
@@ -428,4 +461,4 @@ macro_rules! sql_store_impls {
     };
 }
 
-pub(crate) use sql_store_impls;
+pub(crate) use sql_store;

@@ -3,7 +3,7 @@
 
 use sqlx::postgres::{PgPool, PgPoolOptions};
 
-use super::{SqlStoreOptions, sql_core, sql_store_impls};
+use super::{SqlStoreOptions, sql_store};
 use crate::store::StoreError;
 
 /// Maps a PostgreSQL error: serialization failures, deadlocks, lock timeouts, connection
@@ -27,61 +27,33 @@ fn classify(error: sqlx::Error) -> StoreError {
 }
 
 mod statements {
-    super::sql_core!(sqlx::Postgres, sqlx::PgPool, super::classify);
+    crate::store::sql::sql_core!(sqlx::Postgres, sqlx::PgPool, super::classify);
 }
 
-macro_rules! postgres_store {
-    ($(#[$doc:meta])* $name:ident, $tenant_aware:expr) => {
-        $(#[$doc])*
-        pub struct $name {
-            core: statements::SqlCore,
-        }
-
-        impl $name {
-            /// Connects to `url` (such as `postgres://user@host/db`) and applies migrations.
-            pub async fn open(url: &str) -> Result<Self, StoreError> {
-                Self::open_with(url, &SqlStoreOptions::default()).await
-            }
-
-            /// Like [`Self::open`], with connection settings.
-            pub async fn open_with(url: &str, options: &SqlStoreOptions) -> Result<Self, StoreError> {
-                let pool = PgPoolOptions::new()
-                    .max_connections(options.max_connections)
-                    .acquire_timeout(options.acquire_timeout)
-                    .connect(url)
-                    .await
-                    .map_err(classify)?;
-                Self::from_pool(pool).await
-            }
-
-            /// Uses an existing pool (for example one whose connections set a `search_path`)
-            /// and applies migrations.
-            pub async fn from_pool(pool: PgPool) -> Result<Self, StoreError> {
-                Ok(Self {
-                    core: statements::SqlCore::new(pool, $tenant_aware).await?,
-                })
-            }
-
-            /// The pool.
-            pub fn pool(&self) -> &PgPool {
-                &self.core.pool
-            }
-        }
-
-        sql_store_impls!($name);
-    };
+async fn connect(url: &str, options: &SqlStoreOptions) -> Result<PgPool, StoreError> {
+    PgPoolOptions::new()
+        .max_connections(options.max_connections)
+        .acquire_timeout(options.acquire_timeout)
+        .connect(url)
+        .await
+        .map_err(classify)
 }
 
-postgres_store!(
+sql_store!(
     /// Tasks and idempotency keys in PostgreSQL. Tasks share one namespace whatever the
     /// request's tenant; keys are scoped by tenant and caller. Nothing is deleted until
-    /// [`Retention::purge_expired`](crate::store::Retention::purge_expired) runs.
+    /// [`Retention::purge_expired`](crate::store::Retention::purge_expired) runs. Several
+    /// server processes may share one database; the claim stays atomic across them.
     PostgresTaskStore,
-    false
+    tenant_aware: false,
+    pool: PgPool,
+    url: "postgres://user@host/db"
 );
 
-postgres_store!(
+sql_store!(
     /// Like [`PostgresTaskStore`], with each tenant's tasks kept apart.
     TenantAwarePostgresTaskStore,
-    true
+    tenant_aware: true,
+    pool: PgPool,
+    url: "postgres://user@host/db"
 );

@@ -7,7 +7,7 @@ use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
 };
 
-use super::{SqlStoreOptions, sql_core, sql_store_impls};
+use super::{SqlStoreOptions, sql_store};
 use crate::store::StoreError;
 
 /// Maps a SQLite error: BUSY and LOCKED (and pool or I/O trouble) are "try again".
@@ -28,7 +28,7 @@ fn classify(error: sqlx::Error) -> StoreError {
 }
 
 mod statements {
-    super::sql_core!(sqlx::Sqlite, sqlx::SqlitePool, super::classify);
+    crate::store::sql::sql_core!(sqlx::Sqlite, sqlx::SqlitePool, super::classify);
 }
 
 async fn connect(url: &str, options: &SqlStoreOptions) -> Result<SqlitePool, StoreError> {
@@ -46,52 +46,20 @@ async fn connect(url: &str, options: &SqlStoreOptions) -> Result<SqlitePool, Sto
         .map_err(classify)
 }
 
-macro_rules! sqlite_store {
-    ($(#[$doc:meta])* $name:ident, $tenant_aware:expr) => {
-        $(#[$doc])*
-        pub struct $name {
-            core: statements::SqlCore,
-        }
-
-        impl $name {
-            /// Opens (creating if missing) the database at `url`, such as
-            /// `sqlite:///var/lib/agent/tasks.db` or `sqlite::memory:`, and applies migrations.
-            pub async fn open(url: &str) -> Result<Self, StoreError> {
-                Self::open_with(url, &SqlStoreOptions::default()).await
-            }
-
-            /// Like [`Self::open`], with connection settings.
-            pub async fn open_with(url: &str, options: &SqlStoreOptions) -> Result<Self, StoreError> {
-                Self::from_pool(connect(url, options).await?).await
-            }
-
-            /// Uses an existing pool and applies migrations.
-            pub async fn from_pool(pool: SqlitePool) -> Result<Self, StoreError> {
-                Ok(Self {
-                    core: statements::SqlCore::new(pool, $tenant_aware).await?,
-                })
-            }
-
-            /// The pool.
-            pub fn pool(&self) -> &SqlitePool {
-                &self.core.pool
-            }
-        }
-
-        sql_store_impls!($name);
-    };
-}
-
-sqlite_store!(
+sql_store!(
     /// Tasks and idempotency keys in a SQLite database. Tasks share one namespace whatever the
     /// request's tenant; keys are scoped by tenant and caller. Nothing is deleted until
     /// [`Retention::purge_expired`](crate::store::Retention::purge_expired) runs.
     SqliteTaskStore,
-    false
+    tenant_aware: false,
+    pool: SqlitePool,
+    url: "sqlite:///var/lib/agent/tasks.db"
 );
 
-sqlite_store!(
+sql_store!(
     /// Like [`SqliteTaskStore`], with each tenant's tasks kept apart.
     TenantAwareSqliteTaskStore,
-    true
+    tenant_aware: true,
+    pool: SqlitePool,
+    url: "sqlite:///var/lib/agent/tasks.db"
 );

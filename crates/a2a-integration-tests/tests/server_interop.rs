@@ -2,54 +2,34 @@
 //! clients, at pinned versions, drive our server over JSON-RPC and HTTP+JSON. `interop/setup.sh`
 //! installs them on first use.
 
-mod common;
-
-use std::path::PathBuf;
 use std::process::Command;
-use std::sync::Mutex;
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use a2a_integration_tests::support::{Running, ensure_peers, interop_dir, serve};
 use a2a_protocol_server::agents::EchoAgent;
 use a2a_protocol_server::{AgentExecutor, EventSink, RequestContext, RequestHandler};
 use a2a_protocol_types::A2aError;
 use async_trait::async_trait;
-use common::*;
 use serde_json::Value;
-
-fn interop_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../interop")
-}
-
-static SETUP: Mutex<bool> = Mutex::new(false);
-
-/// Installs the peers once per test binary; fails loudly if it cannot.
-fn ensure_peers() {
-    let mut done = SETUP.lock().unwrap_or_else(|e| e.into_inner());
-    if *done {
-        return;
-    }
-    let status = Command::new("bash")
-        .arg(interop_dir().join("setup.sh"))
-        .status()
-        .expect("bash runs interop/setup.sh");
-    assert!(
-        status.success(),
-        "interop/setup.sh failed: the peer SDKs could not be installed"
-    );
-    *done = true;
-}
 
 /// Echoes, except that "cancel me" waits until canceled; counts its turns.
 #[derive(Clone, Default)]
 struct PeerAgent {
-    turns: CountingAgent,
+    turns: Arc<AtomicUsize>,
+}
+
+impl PeerAgent {
+    fn runs(&self) -> usize {
+        self.turns.load(Ordering::SeqCst)
+    }
 }
 
 #[async_trait]
 impl AgentExecutor for PeerAgent {
     async fn execute(&self, ctx: RequestContext, events: EventSink) -> Result<(), A2aError> {
-        self.turns
-            .runs
-            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        self.turns.fetch_add(1, Ordering::SeqCst);
         if ctx.message.text() == "cancel me" {
             events.working().await?;
             ctx.cancellation.cancelled().await;
@@ -78,8 +58,8 @@ async fn run_peer(program: &str, args: &[String]) -> Value {
         .unwrap_or_else(|e| panic!("{e}: {stdout}"))
 }
 
-async fn server(agent: PeerAgent) -> TestServer {
-    serve_handler(
+async fn server(agent: PeerAgent) -> Running {
+    serve(
         RequestHandler::builder(agent)
             .with_agent_card(EchoAgent::card())
             .build(),
@@ -94,7 +74,7 @@ async fn the_python_sdk_client_talks_to_our_server() {
         let server = server(agent.clone()).await;
         let python = interop_dir().join(".venv/bin/python").display().to_string();
         let script = interop_dir().join("python/client.py").display().to_string();
-        let out = run_peer(&python, &[script, server.base.clone(), binding.into()]).await;
+        let out = run_peer(&python, &[script, server.url(), binding.into()]).await;
 
         let task = &out["unary"]
             .as_array()
@@ -128,11 +108,7 @@ async fn the_python_sdk_client_talks_to_our_server() {
             out["keyed"][0], out["keyed"][1],
             "{binding}: a keyed send sent twice is one task"
         );
-        assert_eq!(
-            agent.turns.runs(),
-            3,
-            "{binding}: unary, keyed once, streamed"
-        );
+        assert_eq!(agent.runs(), 3, "{binding}: unary, keyed once, streamed");
     }
 }
 
@@ -142,7 +118,7 @@ async fn the_javascript_sdk_client_talks_to_our_server() {
         let agent = PeerAgent::default();
         let server = server(agent.clone()).await;
         let script = interop_dir().join("js/client.mjs").display().to_string();
-        let out = run_peer("node", &[script, server.base.clone(), binding.into()]).await;
+        let out = run_peer("node", &[script, server.url(), binding.into()]).await;
 
         const COMPLETED: i64 = 3;
         const CANCELED: i64 = 5;
@@ -172,7 +148,7 @@ async fn the_javascript_sdk_client_talks_to_our_server() {
         );
         assert_eq!(out["canceled"], CANCELED);
         assert_eq!(
-            agent.turns.runs(),
+            agent.runs(),
             4,
             "{binding}: unary, keyed once, streamed, canceled"
         );
