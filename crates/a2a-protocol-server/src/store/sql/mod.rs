@@ -96,6 +96,20 @@ pub(crate) enum Bind {
     Int(i64),
 }
 
+/// What a claim meets when another send holds its key: a replay of the same message, or a
+/// conflict with a different one.
+pub(crate) fn holder_outcome(
+    claim: &super::KeyClaim,
+    message_id: &str,
+    task_id: String,
+) -> super::ClaimOutcome {
+    if message_id == claim.message_id.as_str() {
+        super::ClaimOutcome::Replay(a2a_protocol_types::TaskId::new(task_id))
+    } else {
+        super::ClaimOutcome::Conflict
+    }
+}
+
 /// Generates the statements of a SQL store for one sqlx driver.
 macro_rules! sql_core {
     ($db:ty, $pool:ty, $classify:path) => {
@@ -104,7 +118,7 @@ macro_rules! sql_core {
 
         use crate::store::retention::{PurgeReport, RetentionPolicy};
         use crate::store::sql::{
-            Bind, caller_column, decode, encode, millis, now_millis, status_millis,
+            Bind, caller_column, holder_outcome, decode, encode, millis, now_millis, status_millis,
         };
         use crate::store::{
             ClaimOutcome, KeyClaim, PageCursor, StoreError, TaskPage, TaskQuery,
@@ -251,6 +265,23 @@ macro_rules! sql_core {
             }
 
             pub(crate) async fn claim(&self, claim: &KeyClaim) -> Result<ClaimOutcome, StoreError> {
+                let caller = caller_column(&claim.scope);
+                // Retries are the common case for a held key: answer them with a read.
+                let held = sqlx::query(
+                    "SELECT message_id, task_id FROM a2a_idempotency_keys \
+                     WHERE tenant = $1 AND caller = $2 AND idempotency_key = $3",
+                )
+                .bind(&claim.scope.tenant)
+                .bind(&caller)
+                .bind(&claim.key)
+                .fetch_optional(&self.pool)
+                .await
+                .map_err($classify)?;
+                if let Some(row) = held {
+                    let message_id: String = row.try_get(0).map_err($classify)?;
+                    let task_id: String = row.try_get(1).map_err($classify)?;
+                    return Ok(holder_outcome(claim, &message_id, task_id));
+                }
                 // One statement: it inserts the key, or touches the existing row without
                 // changing it; either way it returns the holder. Reading our own token back
                 // means we inserted.
@@ -264,7 +295,7 @@ macro_rules! sql_core {
                      RETURNING message_id, task_id, claim_token",
                 )
                 .bind(&claim.scope.tenant)
-                .bind(caller_column(&claim.scope))
+                .bind(&caller)
                 .bind(&claim.key)
                 .bind(claim.message_id.as_str())
                 .bind(claim.task_id.as_str())
@@ -276,13 +307,10 @@ macro_rules! sql_core {
                 let message_id: String = holder.try_get(0).map_err($classify)?;
                 let task_id: String = holder.try_get(1).map_err($classify)?;
                 let holder_token: String = holder.try_get(2).map_err($classify)?;
-                Ok(if holder_token == token {
-                    ClaimOutcome::Claimed
-                } else if message_id == claim.message_id.as_str() {
-                    ClaimOutcome::Replay(TaskId::new(task_id))
-                } else {
-                    ClaimOutcome::Conflict
-                })
+                if holder_token == token {
+                    return Ok(ClaimOutcome::Claimed);
+                }
+                Ok(holder_outcome(claim, &message_id, task_id))
             }
 
             pub(crate) async fn release(&self, claim: &KeyClaim) -> Result<(), StoreError> {
