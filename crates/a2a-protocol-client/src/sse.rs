@@ -122,6 +122,37 @@ mod tests {
         assert_eq!(parser.feed(b"\n")[0].data, "three");
     }
 
+    proptest::proptest! {
+        /// However the bytes arrive, the same events come out.
+        #[test]
+        fn chunking_never_changes_the_events(
+            datas in proptest::collection::vec("[a-z{}\":, ]{0,12}", 1..6),
+            cuts in proptest::collection::vec(0usize..200, 0..8),
+            crlf in proptest::bool::ANY,
+        ) {
+            let newline = if crlf { "\r\n" } else { "\n" };
+            let text: String = datas
+                .iter()
+                .map(|d| format!(": ping{newline}data: {d}{newline}{newline}"))
+                .collect();
+            let bytes = text.as_bytes();
+            let mut whole = SseParser::new();
+            let expected = whole.feed(bytes);
+            let mut cuts: Vec<usize> = cuts.into_iter().map(|c| c.min(bytes.len())).collect();
+            cuts.sort_unstable();
+            let mut pieces = SseParser::new();
+            let mut got = Vec::new();
+            let mut start = 0;
+            for cut in cuts.into_iter().chain([bytes.len()]) {
+                got.extend(pieces.feed(&bytes[start..cut]));
+                start = cut;
+            }
+            proptest::prop_assert_eq!(&got, &expected);
+            let data: Vec<&str> = expected.iter().map(|e| e.data.as_str()).collect();
+            proptest::prop_assert_eq!(data, datas.iter().map(String::as_str).collect::<Vec<_>>());
+        }
+    }
+
     #[test]
     fn a_comment_only_block_dispatches_nothing() {
         let mut parser = SseParser::new();
