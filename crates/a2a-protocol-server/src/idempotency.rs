@@ -1,6 +1,6 @@
 //! Exactly-once sends: the idempotency state machine, in one place.
 //!
-//! Every binding, unary and streaming, admits a send through [`Idempotency::admit`]; stores
+//! Every binding, unary and streaming, admits a send through this module; stores
 //! implement only the storage half ([`TaskStore::claim_idempotency_key`] and
 //! [`TaskStore::release_idempotency_key`]). Nothing else decides an outcome.
 //!
