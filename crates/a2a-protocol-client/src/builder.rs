@@ -297,7 +297,7 @@ pub async fn fetch_card(
     if !(200..300).contains(&status) {
         return Err(ClientError::Http {
             status,
-            body: String::from_utf8_lossy(&body).chars().take(512).collect(),
+            body: crate::transport::truncate(&body),
             retry_after: None,
         });
     }

@@ -75,6 +75,14 @@ fn requested_extensions(headers: &HeaderMap) -> Vec<String> {
     parse_extensions_header(&joined.join(","))
 }
 
+/// The extensions a send request's `message` declares (`message.extensions`), read leniently.
+pub(crate) fn declared_extensions(message: Option<&serde_json::Value>) -> Vec<String> {
+    message
+        .and_then(|m| m.get("extensions"))
+        .and_then(|e| serde_json::from_value(e.clone()).ok())
+        .unwrap_or_default()
+}
+
 /// The `A2A-Extensions` response header: the requested (or message-declared) extensions this
 /// agent supports.
 pub(crate) fn activated_extensions(

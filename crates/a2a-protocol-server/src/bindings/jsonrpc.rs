@@ -60,18 +60,6 @@ fn to_value<T: serde::Serialize>(value: T) -> Result<Outcome, A2aError> {
         .map_err(|_| A2aError::internal("the result could not be serialized"))
 }
 
-/// The extensions a send's message declares.
-fn declared_extensions(method: &str, params: Option<&Value>) -> Vec<String> {
-    if method != methods::SEND_MESSAGE && method != methods::SEND_STREAMING_MESSAGE {
-        return Vec::new();
-    }
-    params
-        .and_then(|p| p.get("message"))
-        .and_then(|m| m.get("extensions"))
-        .and_then(|e| serde_json::from_value(e.clone()).ok())
-        .unwrap_or_default()
-}
-
 async fn dispatch(
     handler: &RequestHandler,
     method: &str,
@@ -174,7 +162,15 @@ pub(crate) async fn handle(State(state): State<AppState>, request: Request<Body>
         return error_response(id, &error, StatusCode::OK);
     }
     let ctx = common::call_context(&state, &parts.headers);
-    let declared = declared_extensions(&request.method, request.params.as_ref());
+    let is_send = matches!(
+        request.method.as_str(),
+        methods::SEND_MESSAGE | methods::SEND_STREAMING_MESSAGE
+    );
+    let declared = if is_send {
+        common::declared_extensions(request.params.as_ref().and_then(|p| p.get("message")))
+    } else {
+        Vec::new()
+    };
     let span = tracing::info_span!("a2a_request", binding = "jsonrpc", method = %request.method.chars().take(64).collect::<String>());
     let outcome = dispatch(&state.handler, &request.method, request.params, &ctx)
         .instrument(span)

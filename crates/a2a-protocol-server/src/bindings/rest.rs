@@ -381,11 +381,7 @@ pub(crate) async fn handle(State(state): State<AppState>, request: Request<Body>
         Ok(prepared) => prepared,
         Err(error) => return error_response(&error, None),
     };
-    let declared: Vec<String> = body
-        .get("message")
-        .and_then(|m| m.get("extensions"))
-        .and_then(|e| serde_json::from_value(e.clone()).ok())
-        .unwrap_or_default();
+    let declared = common::declared_extensions(body.get("message"));
     let ctx = common::call_context(&state, &parts.headers);
     let span = tracing::info_span!("a2a_request", binding = "http+json", operation = ?operation);
     let outcome = dispatch(&state.handler, &tenant, operation, body, query, &ctx)

@@ -91,6 +91,7 @@ pub(crate) fn millis(duration: Duration) -> i64 {
 }
 
 /// A bound value of a dynamically built statement.
+#[derive(Clone)]
 pub(crate) enum Bind {
     Text(String),
     Int(i64),
@@ -198,13 +199,7 @@ macro_rules! sql_core {
                 }
                 let count_sql = format!("SELECT COUNT(*) FROM a2a_tasks WHERE {filters}");
                 let mut page_filters = filters.clone();
-                let mut page_binds: Vec<Bind> = binds
-                    .iter()
-                    .map(|b| match b {
-                        Bind::Text(s) => Bind::Text(s.clone()),
-                        Bind::Int(i) => Bind::Int(*i),
-                    })
-                    .collect();
+                let mut page_binds = binds.clone();
                 if let Some(cursor) = &query.cursor {
                     page_binds.push(Bind::Int(cursor.status_millis));
                     page_binds.push(Bind::Text(cursor.task_id.clone()));
@@ -222,28 +217,21 @@ macro_rules! sql_core {
                     page_binds.len()
                 );
 
-                let mut count = sqlx::query(&count_sql);
-                for bind in binds {
-                    count = match bind {
-                        Bind::Text(s) => count.bind(s),
-                        Bind::Int(i) => count.bind(i),
-                    };
-                }
-                let total: i64 = count
+                let bound = |sql, binds: Vec<Bind>| {
+                    binds.into_iter().fold(sqlx::query(sql), |query, bind| match bind {
+                        Bind::Text(s) => query.bind(s),
+                        Bind::Int(i) => query.bind(i),
+                    })
+                };
+                let total: i64 = bound(&count_sql, binds)
                     .fetch_one(&self.pool)
                     .await
                     .map_err($classify)?
                     .try_get(0)
                     .map_err($classify)?;
 
-                let mut page = sqlx::query(&page_sql);
-                for bind in page_binds {
-                    page = match bind {
-                        Bind::Text(s) => page.bind(s),
-                        Bind::Int(i) => page.bind(i),
-                    };
-                }
-                let rows = page.fetch_all(&self.pool).await.map_err($classify)?;
+                let rows = bound(&page_sql, page_binds)
+                    .fetch_all(&self.pool).await.map_err($classify)?;
                 let mut tasks = rows
                     .iter()
                     .map(|row| decode(&row.try_get::<String, _>(0).map_err($classify)?))
