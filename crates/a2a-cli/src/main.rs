@@ -1,81 +1,102 @@
-//! The `a2a` command: serve a demo agent, and talk to any A2A agent.
+//! The `a2a` command: serve a demo agent, talk to any A2A agent, and see why idempotency keys
+//! matter (`a2a demo`).
 
+mod demo;
+mod exit;
+mod output;
+mod send;
 mod serve;
+mod stores;
 mod talk;
 
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+use exit::{EXIT_CODES, Failure};
+use output::{Output, say};
+
 #[derive(Parser)]
-#[command(name = "a2a", version, about = "Serve and talk to A2A v1.0 agents")]
+#[command(
+    name = "a2a",
+    version,
+    about = "Serve and talk to A2A v1.0 agents, with sends that are safe to retry",
+    after_help = EXIT_CODES
+)]
 struct Cli {
+    /// Print results as JSON (the A2A objects themselves; one per line for streams).
+    #[arg(long, global = true)]
+    json: bool,
     #[command(subcommand)]
     command: Command,
 }
 
 #[derive(Subcommand)]
 enum Command {
-    /// Serve a demo agent on JSON-RPC (at /) and HTTP+JSON (at the root), one port.
+    /// Serve a demo agent: JSON-RPC (POST /) and HTTP+JSON on one port.
     Serve(serve::ServeArgs),
-    /// Print an agent's card.
-    Card(talk::Target),
-    /// Send a message (with an idempotency key when the agent honours them) and print the answer.
-    Send(talk::SendArgs),
-    /// Print a task.
+    /// Send a message, with a fresh idempotency key when the agent honours keys.
+    Send(send::SendArgs),
+    /// Show a task.
     Get(talk::TaskArgs),
+    /// List tasks, newest first, a page at a time.
+    Tasks(talk::ListArgs),
     /// Cancel a task.
     Cancel(talk::TaskArgs),
-    /// List tasks, newest first.
-    Tasks(talk::ListArgs),
-    /// Run a retention sweep on a SQL store and print what it deleted.
-    Purge(talk::PurgeArgs),
-    /// Print a fresh idempotency key (32 bytes from the OS CSPRNG, as hex).
+    /// Show an agent's card: its interfaces, capabilities, extensions and skills.
+    Card(talk::Target),
+    /// Run one retention sweep on a SQL store, as `a2a serve` does in the background.
+    Purge(stores::PurgeArgs),
+    /// Print a fresh idempotency key: 32 bytes from the OS CSPRNG, as hex.
     Key,
+    /// Show, in one process, why a retried send needs a key: a send cut off after the request
+    /// arrives is re-sent without a key and with one, and the tasks each created are counted.
+    Demo,
 }
 
-/// Prints a line to stdout; a closed stdout (say, a reader that went away) is not an error
-/// worth stopping a server for.
-pub(crate) fn say(text: &str) {
-    use std::io::Write as _;
-    let mut out = std::io::stdout().lock();
-    let _ = writeln!(out, "{text}").and_then(|()| out.flush());
-}
-
-async fn run(command: Command) -> Result<(), String> {
+async fn run(command: Command, output: Output) -> Result<(), Failure> {
     match command {
         Command::Serve(args) => serve::serve(args).await,
-        Command::Card(target) => talk::card(target).await,
-        Command::Send(args) => talk::send(args).await,
-        Command::Get(args) => talk::get(args).await,
-        Command::Cancel(args) => talk::cancel(args).await,
-        Command::Tasks(args) => talk::tasks(args).await,
-        Command::Purge(args) => talk::purge(args).await,
+        Command::Send(args) => send::send(args, output).await,
+        Command::Get(args) => talk::get(args, output).await,
+        Command::Tasks(args) => talk::tasks(args, output).await,
+        Command::Cancel(args) => talk::cancel(args, output).await,
+        Command::Card(target) => talk::card(target, output).await,
+        Command::Purge(args) => stores::purge(args, output).await,
         Command::Key => {
             say(&a2a_protocol_types::idempotency::generate_key());
             Ok(())
         }
+        Command::Demo => demo::demo(output).await,
     }
 }
 
 fn main() -> ExitCode {
+    let cli = Cli::parse();
+    // Servers log what they do at info; the other commands print their results and only
+    // log trouble. RUST_LOG overrides both.
+    let default_level = if matches!(cli.command, Command::Serve(_)) {
+        "info"
+    } else {
+        "warn"
+    };
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default_level)),
         )
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
-    let cli = Cli::parse();
+    let output = Output { json: cli.json };
     let result = match tokio::runtime::Runtime::new() {
-        Ok(runtime) => runtime.block_on(run(cli.command)),
-        Err(e) => Err(format!("cannot start the async runtime: {e}")),
+        Ok(runtime) => runtime.block_on(run(cli.command, output)),
+        Err(e) => Err(Failure::internal(format!(
+            "cannot start the async runtime: {e}"
+        ))),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
-        Err(message) => {
-            eprintln!("a2a: {message}");
-            ExitCode::FAILURE
-        }
+        Err(failure) => failure.report(),
     }
 }

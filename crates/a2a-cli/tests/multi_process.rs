@@ -1,60 +1,14 @@
 //! `a2a serve` as real processes: several sharing one store, and one killed and restarted.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 
+mod common;
+
+use common::{Server, fresh_schema, postgres_url};
 use futures::future::join_all;
 use serde_json::{Value, json};
 use sqlx::Executor;
-
-/// A server process, killed (SIGKILL) when dropped.
-struct Server {
-    child: Child,
-    base: String,
-}
-
-impl Server {
-    fn start(store: &str, extra: &[&str]) -> Self {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_a2a"))
-            .args(["serve", "--addr", "127.0.0.1:0", "--store", store])
-            .args(extra)
-            .env("RUST_LOG", "warn")
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("a2a starts");
-        let stdout = child.stdout.take().expect("stdout");
-        let mut lines = BufReader::new(stdout).lines();
-        let mut base = None;
-        for line in lines.by_ref() {
-            let line = line.expect("a line");
-            if let Some(card) = line.strip_prefix("Agent card: ") {
-                base = Some(
-                    card.trim_end_matches("/.well-known/agent-card.json")
-                        .to_owned(),
-                );
-                break;
-            }
-        }
-        // Keep reading, so the server never writes into a closed pipe.
-        std::thread::spawn(move || lines.for_each(drop));
-        let base = base.expect("the server printed its card URL");
-        Self { child, base }
-    }
-
-    fn kill(mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 fn keyed(key: &str, immediate: bool) -> Value {
     json!({
@@ -137,31 +91,20 @@ async fn race(a: &Server, b: &Server) {
 async fn two_processes_on_one_sqlite_file_run_a_raced_keyed_send_once() {
     let dir = tempfile::tempdir().expect("temp dir");
     let store = format!("sqlite://{}", dir.path().join("shared.db").display());
-    let a = Server::start(&store, &["--slow", "1"]);
-    let b = Server::start(&store, &["--slow", "1"]);
+    let a = Server::start(&store, &["--agent", "slow-echo", "--work", "1s"]);
+    let b = Server::start(&store, &["--agent", "slow-echo", "--work", "1s"]);
     race(&a, &b).await;
 }
 
 #[tokio::test]
 async fn two_processes_on_one_postgres_database_run_a_raced_keyed_send_once() {
-    let url = match std::env::var("A2A_TEST_POSTGRES_URL") {
-        Ok(url) if url == "skip" => return,
-        Ok(url) => url,
-        Err(_) => "postgres://postgres@127.0.0.1:5432/test".to_owned(),
+    let Some(url) = postgres_url() else {
+        return;
     };
-    let admin = sqlx::PgPool::connect(&url)
-        .await
-        .expect("PostgreSQL is reachable");
-    let schema = format!("a2a_cli_test_{}", uuid::Uuid::new_v4().simple());
-    admin
-        .execute(format!("CREATE SCHEMA {schema}").as_str())
-        .await
-        .expect("schema");
-    let separator = if url.contains('?') { '&' } else { '?' };
-    let store = format!("{url}{separator}options=-c%20search_path%3D{schema}");
+    let (admin, schema, store) = fresh_schema(&url).await;
     {
-        let a = Server::start(&store, &["--slow", "1"]);
-        let b = Server::start(&store, &["--slow", "1"]);
+        let a = Server::start(&store, &["--agent", "slow-echo", "--work", "1s"]);
+        let b = Server::start(&store, &["--agent", "slow-echo", "--work", "1s"]);
         race(&a, &b).await;
     }
     admin
@@ -176,12 +119,12 @@ async fn a_retry_after_the_server_is_killed_and_restarted_returns_the_same_task(
     let store = format!("sqlite://{}", dir.path().join("durable.db").display());
     let key = a2a_protocol_types::idempotency::generate_key();
 
-    let first = Server::start(&store, &["--slow", "30"]);
+    let first = Server::start(&store, &["--agent", "slow-echo", "--work", "30s"]);
     let created = post(&first.base, "/message:send", &keyed(&key, true)).await;
     let id = created["task"]["id"].as_str().expect("a task").to_owned();
     first.kill();
 
-    let restarted = Server::start(&store, &["--slow", "30"]);
+    let restarted = Server::start(&store, &["--agent", "slow-echo", "--work", "30s"]);
     let retry = post(&restarted.base, "/message:send", &keyed(&key, true)).await;
     assert_eq!(
         retry["task"]["id"],
@@ -248,74 +191,4 @@ async fn a_server_whose_stdout_is_closed_keeps_serving() {
     let key = a2a_protocol_types::idempotency::generate_key();
     let sent = post(&server.base, "/message:send", &keyed(&key, false)).await;
     assert_eq!(sent["task"]["status"]["state"], "TASK_STATE_COMPLETED");
-}
-
-fn a2a(args: &[&str]) -> String {
-    let output = Command::new(env!("CARGO_BIN_EXE_a2a"))
-        .args(args)
-        .env("RUST_LOG", "warn")
-        .output()
-        .expect("a2a runs");
-    assert!(
-        output.status.success(),
-        "a2a {args:?}: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8_lossy(&output.stdout).into_owned()
-}
-
-#[tokio::test]
-async fn the_cli_sends_with_a_key_reads_tasks_and_purges() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let store = format!("sqlite://{}", dir.path().join("cli.db").display());
-    let server = Server::start(&store, &[]);
-    let base = server.base.clone();
-    let answers = tokio::task::spawn_blocking(move || {
-        let card: Value = serde_json::from_str(&a2a(&["card", &base])).expect("a card");
-        assert_eq!(card["name"], "Echo agent");
-        let key = a2a(&["key"]).trim().to_owned();
-        let send = |extra: &[&str]| {
-            let mut args = vec![
-                "send",
-                base.as_str(),
-                "hello",
-                "--key",
-                key.as_str(),
-                "--message-id",
-                "cli-msg-1",
-            ];
-            args.extend_from_slice(extra);
-            serde_json::from_str::<Value>(&a2a(&args)).expect("JSON")
-        };
-        let first = send(&[]);
-        let again = send(&["--binding", "http-json"]);
-        let id = first["task"]["id"].as_str().expect("id").to_owned();
-        let fetched: Value = serde_json::from_str(&a2a(&["get", &base, &id])).expect("JSON");
-        let listed: Value = serde_json::from_str(&a2a(&["tasks", &base])).expect("JSON");
-        (first, again, fetched, listed)
-    })
-    .await
-    .expect("joined");
-    let (first, again, fetched, listed) = answers;
-    assert_eq!(
-        first["task"]["id"], again["task"]["id"],
-        "the same key replays"
-    );
-    assert_eq!(fetched["status"]["state"], "TASK_STATE_COMPLETED");
-    assert_eq!(listed["totalSize"], 1);
-    drop(server);
-    let purged = tokio::task::spawn_blocking(move || {
-        a2a(&[
-            "purge",
-            "--store",
-            &store,
-            "--keep-terminal",
-            "0",
-            "--keep-keys",
-            "0",
-        ])
-    })
-    .await
-    .expect("joined");
-    assert!(purged.contains("deleted 1 terminal tasks"), "{purged}");
 }

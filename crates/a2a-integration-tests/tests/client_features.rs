@@ -4,7 +4,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use a2a_integration_tests::proxy::FaultProxy;
+use a2a_cli::fault_proxy::FaultProxy;
 use a2a_integration_tests::support::{CountingAgent, serve, serve_on};
 use a2a_protocol_client::{Binding, ClientBuilder, ClientError, FailureClass, Phase, RetryPolicy};
 use a2a_protocol_server::store::{InMemoryTaskStore, TaskStoreConfig};

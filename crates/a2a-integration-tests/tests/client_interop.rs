@@ -4,7 +4,7 @@
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use a2a_integration_tests::proxy::{Fault, FaultProxy};
+use a2a_cli::fault_proxy::{Fault, FaultProxy};
 use a2a_integration_tests::support::{ensure_peers, interop_dir};
 use a2a_protocol_client::{A2aClient, Binding, ClientBuilder, FailureClass, RetryPolicy};
 use a2a_protocol_types::idempotency::{generate_key, set_key};

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use a2a_integration_tests::proxy::{Fault, FaultProxy};
+use a2a_cli::fault_proxy::{Fault, FaultProxy};
 use a2a_integration_tests::support::{CountingAgent, serve, serve_on};
 use a2a_protocol_client::{
     A2aClient, Binding, ClientBuilder, ClientError, FailureClass, RetryPolicy,

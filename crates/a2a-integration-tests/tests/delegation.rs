@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use a2a_integration_tests::proxy::{Fault, FaultProxy};
+use a2a_cli::fault_proxy::{Fault, FaultProxy};
 use a2a_integration_tests::support::{CountingAgent, Running, serve};
 use a2a_protocol_client::delegation::{Delegation, DelegationOutcome, ParentBudget};
 use a2a_protocol_client::{A2aClient, ClientBuilder, RetryPolicy};

@@ -1,0 +1,342 @@
+//! A TCP proxy on 127.0.0.1 that breaks connections on purpose, so a client meets the
+//! ambiguous failure for real: the request reached the server, the answer never came back.
+//!
+//! `a2a demo` puts one in front of its agent; the chaos and retry tests put one in front of
+//! theirs. Each accepted connection takes the next planned [`Fault`]; when none is planned it
+//! passes, or, with [`FaultProxy::with_chaos`], draws one at random.
+//!
+//! ```
+//! use a2a_cli::fault_proxy::{Fault, FaultProxy};
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> std::io::Result<()> {
+//! let upstream = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+//! let proxy = FaultProxy::start(upstream.local_addr()?).await?;
+//! proxy.plan(&[Fault::CutBeforeResponse]);
+//! assert!(proxy.url().starts_with("http://127.0.0.1:"));
+//! # Ok(())
+//! # }
+//! ```
+
+use std::collections::VecDeque;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+
+/// What the proxy does to one connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fault {
+    /// Forward everything both ways.
+    Pass,
+    /// Close the connection as soon as it is accepted, before a byte is read: the request
+    /// never reaches the server.
+    Refuse,
+    /// Forward the request; when the server starts answering, drop the client's connection
+    /// without forwarding a byte of the answer.
+    CutBeforeResponse,
+    /// Forward the first `n` bytes of the answer, then drop the client's connection.
+    CutAfterBytes(usize),
+    /// Forward the answer up to and including the `n`-th SSE event (the `n`-th blank line
+    /// after the headers), then drop the client's connection.
+    CutAfterEvents(usize),
+}
+
+/// Random faults for connections that have none planned.
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
+pub struct Chaos {
+    /// The share of connections that fail, from 0 to 1.
+    pub fault_rate: f64,
+    /// Seeds the draw, so a failing run can be repeated.
+    pub seed: u64,
+}
+
+impl Chaos {
+    /// Fails `fault_rate` of connections, drawn from `seed`.
+    pub fn new(fault_rate: f64, seed: u64) -> Self {
+        Self { fault_rate, seed }
+    }
+}
+
+/// How many connections met each fault.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct FaultCounts {
+    /// Forwarded untouched.
+    pub passed: usize,
+    /// Closed on accept.
+    pub refused: usize,
+    /// Cut once the request had gone through, before the answer.
+    pub cut_before_response: usize,
+    /// Cut part-way through the answer.
+    pub cut_mid_response: usize,
+    /// Cut part-way through an event stream.
+    pub cut_mid_stream: usize,
+}
+
+impl FaultCounts {
+    /// Connections that met a fault.
+    pub fn faulted(&self) -> usize {
+        self.refused + self.cut_before_response + self.cut_mid_response + self.cut_mid_stream
+    }
+
+    fn record(&mut self, fault: Fault) {
+        match fault {
+            Fault::Pass => self.passed += 1,
+            Fault::Refuse => self.refused += 1,
+            Fault::CutBeforeResponse => self.cut_before_response += 1,
+            Fault::CutAfterBytes(_) => self.cut_mid_response += 1,
+            Fault::CutAfterEvents(_) => self.cut_mid_stream += 1,
+        }
+    }
+}
+
+/// Decides each connection's fault.
+struct Planner {
+    plan: VecDeque<Fault>,
+    chaos: Option<(f64, SplitMix64)>,
+    counts: FaultCounts,
+}
+
+impl Planner {
+    fn next(&mut self) -> Fault {
+        let fault = self.plan.pop_front().unwrap_or_else(|| {
+            let Some((rate, rng)) = &mut self.chaos else {
+                return Fault::Pass;
+            };
+            if rng.fraction() >= *rate {
+                return Fault::Pass;
+            }
+            match rng.below(4) {
+                0 => Fault::Refuse,
+                1 => Fault::CutBeforeResponse,
+                // Somewhere in the status line, the headers or the body.
+                2 => Fault::CutAfterBytes(1 + rng.below(400) as usize),
+                _ => Fault::CutAfterEvents(1 + rng.below(2) as usize),
+            }
+        });
+        self.counts.record(fault);
+        fault
+    }
+}
+
+/// A running proxy; it stops when dropped.
+pub struct FaultProxy {
+    addr: SocketAddr,
+    planner: Arc<Mutex<Planner>>,
+    connections: Arc<AtomicUsize>,
+    accept_loop: tokio::task::JoinHandle<()>,
+}
+
+impl FaultProxy {
+    /// Starts a proxy in front of `upstream` that passes every connection until told otherwise.
+    pub async fn start(upstream: SocketAddr) -> std::io::Result<Self> {
+        let listener = TcpListener::bind("127.0.0.1:0").await?;
+        let addr = listener.local_addr()?;
+        let planner = Arc::new(Mutex::new(Planner {
+            plan: VecDeque::new(),
+            chaos: None,
+            counts: FaultCounts::default(),
+        }));
+        let connections = Arc::new(AtomicUsize::new(0));
+        let (planner_for_loop, count) = (Arc::clone(&planner), Arc::clone(&connections));
+        let accept_loop = tokio::spawn(async move {
+            while let Ok((client, _)) = listener.accept().await {
+                count.fetch_add(1, Ordering::SeqCst);
+                let fault = lock(&planner_for_loop).next();
+                tokio::spawn(relay(client, upstream, fault));
+            }
+        });
+        Ok(Self {
+            addr,
+            planner,
+            connections,
+            accept_loop,
+        })
+    }
+
+    /// From now on, connections with no planned fault draw one as `chaos` says.
+    pub fn with_chaos(self, chaos: Chaos) -> Self {
+        lock(&self.planner).chaos = Some((chaos.fault_rate, SplitMix64(chaos.seed)));
+        self
+    }
+
+    /// Plans faults for the next connections, in order.
+    pub fn plan(&self, faults: &[Fault]) {
+        lock(&self.planner).plan.extend(faults.iter().copied());
+    }
+
+    /// The proxy's base URL.
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// Where it listens.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// How many connections it has accepted.
+    pub fn connections(&self) -> usize {
+        self.connections.load(Ordering::SeqCst)
+    }
+
+    /// How many connections met each fault so far.
+    pub fn counts(&self) -> FaultCounts {
+        lock(&self.planner).counts
+    }
+}
+
+impl Drop for FaultProxy {
+    fn drop(&mut self) {
+        self.accept_loop.abort();
+    }
+}
+
+fn lock(planner: &Mutex<Planner>) -> std::sync::MutexGuard<'_, Planner> {
+    planner.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+async fn relay(client: TcpStream, upstream: SocketAddr, fault: Fault) {
+    if fault == Fault::Refuse {
+        return;
+    }
+    let Ok(server) = TcpStream::connect(upstream).await else {
+        return;
+    };
+    let _ = client.set_nodelay(true);
+    let _ = server.set_nodelay(true);
+    let (mut client_read, mut client_write) = client.into_split();
+    let (mut server_read, mut server_write) = server.into_split();
+    let requests = tokio::spawn(async move {
+        let _ = tokio::io::copy(&mut client_read, &mut server_write).await;
+    });
+    let mut cut = Cut::new(fault);
+    let mut buffer = vec![0u8; 16 * 1024];
+    loop {
+        let n = match server_read.read(&mut buffer).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => n,
+        };
+        let (forward, stop) = cut.admit(&buffer[..n]);
+        if client_write.write_all(&buffer[..forward]).await.is_err() || stop {
+            break;
+        }
+    }
+    let _ = client_write.flush().await;
+    requests.abort();
+}
+
+/// Tracks how much of the answer a fault lets through.
+struct Cut {
+    fault: Fault,
+    bytes_seen: usize,
+    events_seen: usize,
+    in_body: bool,
+    tail: [u8; 4],
+}
+
+impl Cut {
+    fn new(fault: Fault) -> Self {
+        Self {
+            fault,
+            bytes_seen: 0,
+            events_seen: 0,
+            in_body: false,
+            tail: [0; 4],
+        }
+    }
+
+    /// How many bytes of `chunk` to forward, and whether to cut the connection after them.
+    fn admit(&mut self, chunk: &[u8]) -> (usize, bool) {
+        match self.fault {
+            Fault::Pass | Fault::Refuse => (chunk.len(), false),
+            Fault::CutBeforeResponse => (0, true),
+            Fault::CutAfterBytes(limit) => {
+                let left = limit.saturating_sub(self.bytes_seen);
+                self.bytes_seen += chunk.len();
+                if chunk.len() >= left {
+                    (left, true)
+                } else {
+                    (chunk.len(), false)
+                }
+            }
+            Fault::CutAfterEvents(limit) => {
+                for (i, &byte) in chunk.iter().enumerate() {
+                    self.tail.rotate_left(1);
+                    self.tail[3] = byte;
+                    if !self.in_body {
+                        self.in_body = &self.tail == b"\r\n\r\n";
+                    } else if self.tail[2..] == *b"\n\n" {
+                        self.events_seen += 1;
+                        if self.events_seen == limit {
+                            return (i + 1, true);
+                        }
+                    }
+                }
+                (chunk.len(), false)
+            }
+        }
+    }
+}
+
+/// A small seeded generator: the draw must repeat for a seed, and need not be unpredictable.
+struct SplitMix64(u64);
+
+impl SplitMix64 {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    fn fraction(&mut self) -> f64 {
+        (self.next() >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_byte_limit_spanning_chunks_forwards_exactly_that_many_bytes() {
+        let mut cut = Cut::new(Fault::CutAfterBytes(10));
+        assert_eq!(cut.admit(b"HTTP/1"), (6, false));
+        assert_eq!(cut.admit(b".1 200 OK\r\n"), (4, true));
+    }
+
+    #[test]
+    fn an_event_limit_counts_blank_lines_after_the_headers_only() {
+        let mut cut = Cut::new(Fault::CutAfterEvents(1));
+        let answer = b"HTTP/1.1 200 OK\r\nA: b\r\n\r\ndata: 1\n\ndata: 2\n\n";
+        let first_event_end = answer.len() - b"data: 2\n\n".len();
+        assert_eq!(cut.admit(answer), (first_event_end, true));
+    }
+
+    #[test]
+    fn chaos_fails_about_the_share_it_is_given_and_repeats_for_a_seed() {
+        let draw = |seed| {
+            let mut planner = Planner {
+                plan: VecDeque::new(),
+                chaos: Some((0.3, SplitMix64(seed))),
+                counts: FaultCounts::default(),
+            };
+            let faults: Vec<Fault> = (0..10_000).map(|_| planner.next()).collect();
+            (faults, planner.counts)
+        };
+        let (first, counts) = draw(7);
+        assert_eq!(first, draw(7).0);
+        assert!((2_700..3_300).contains(&counts.faulted()), "{counts:?}");
+        assert!(counts.refused > 0 && counts.cut_mid_response > 0 && counts.cut_mid_stream > 0);
+    }
+}

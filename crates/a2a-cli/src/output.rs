@@ -1,0 +1,239 @@
+//! What the commands print: a few aligned lines for people, or the A2A objects themselves as
+//! JSON for scripts (`--json`; one object per line for streams).
+
+use std::fmt::Write as _;
+
+use a2a_protocol_types::{
+    AgentCard, ListTasksResponse, Message, Part, PartContent, SendMessageResponse, StreamResponse,
+    Task, TaskState,
+};
+use serde::Serialize;
+
+use crate::exit::Failure;
+
+/// Where and how results are printed.
+#[derive(Clone, Copy)]
+pub(crate) struct Output {
+    pub(crate) json: bool,
+}
+
+impl Output {
+    /// Prints `value` as pretty JSON, or as `human` renders it.
+    pub(crate) fn show<T: Serialize>(
+        self,
+        value: &T,
+        human: impl FnOnce(&T) -> String,
+    ) -> Result<(), Failure> {
+        let text = if self.json {
+            serde_json::to_string_pretty(value)
+                .map_err(|e| Failure::internal(format!("cannot print the answer: {e}")))?
+        } else {
+            human(value)
+        };
+        say(text.trim_end());
+        Ok(())
+    }
+
+    /// Prints one stream event as it arrives: a line of JSON, or a line for people.
+    pub(crate) fn event(self, event: &StreamResponse) -> Result<(), Failure> {
+        let text = if self.json {
+            serde_json::to_string(event)
+                .map_err(|e| Failure::internal(format!("cannot print an event: {e}")))?
+        } else {
+            event_line(event)
+        };
+        say(&text);
+        Ok(())
+    }
+
+    /// Prints a note for people on stderr; as a JSON object there under `--json`.
+    pub(crate) fn note(self, human: &str, json: serde_json::Value) {
+        if self.json {
+            eprintln!("{json}");
+        } else {
+            eprintln!("{human}");
+        }
+    }
+}
+
+/// Prints a line to stdout. A closed stdout (a reader that went away) is not worth failing
+/// over, least of all for a server.
+pub(crate) fn say(text: &str) {
+    use std::io::Write as _;
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{text}").and_then(|()| out.flush());
+}
+
+/// `completed`, `input-required`: the state as people write it.
+pub(crate) fn state_name(state: TaskState) -> String {
+    state
+        .as_str()
+        .trim_start_matches("TASK_STATE_")
+        .to_lowercase()
+        .replace('_', "-")
+}
+
+fn part_text(part: &Part) -> String {
+    match &part.content {
+        PartContent::Text(text) => text.clone(),
+        PartContent::Raw(bytes) => format!(
+            "<{} bytes{}>",
+            bytes.len(),
+            part.media_type
+                .as_deref()
+                .map(|t| format!(" of {t}"))
+                .unwrap_or_default()
+        ),
+        PartContent::Url(url) => url.clone(),
+        PartContent::Data(data) => data.to_string(),
+    }
+}
+
+fn parts_text(parts: &[Part]) -> String {
+    parts.iter().map(part_text).collect::<Vec<_>>().join(" ")
+}
+
+fn message_text(message: &Message) -> String {
+    parts_text(&message.parts)
+}
+
+/// A send's answer: the task, or the agent's direct reply.
+pub(crate) fn send_response(response: &SendMessageResponse) -> String {
+    match response {
+        SendMessageResponse::Task(task) => task_text(task),
+        SendMessageResponse::Message(message) => format!("reply     {}", message_text(message)),
+    }
+}
+
+/// A task, one fact a line.
+pub(crate) fn task_text(task: &Task) -> String {
+    let mut text = format!(
+        "task      {}\ncontext   {}\nstate     {}\n",
+        task.id,
+        task.context_id,
+        state_name(task.status.state)
+    );
+    for artifact in &task.artifacts {
+        let name = artifact
+            .name
+            .as_deref()
+            .unwrap_or(artifact.artifact_id.as_str());
+        let _ = writeln!(text, "artifact  {name}: {}", parts_text(&artifact.parts));
+    }
+    if let Some(message) = &task.status.message {
+        let _ = writeln!(text, "message   {}", message_text(message));
+    }
+    text
+}
+
+/// One stream event, as one line.
+pub(crate) fn event_line(event: &StreamResponse) -> String {
+    match event {
+        StreamResponse::Task(task) => format!(
+            "task      {} ({}) in context {}",
+            task.id,
+            state_name(task.status.state),
+            task.context_id
+        ),
+        StreamResponse::Message(message) => format!("reply     {}", message_text(message)),
+        StreamResponse::StatusUpdate(update) => {
+            let mut line = format!("status    {}", state_name(update.status.state));
+            if let Some(message) = &update.status.message {
+                let _ = write!(line, ": {}", message_text(message));
+            }
+            line
+        }
+        StreamResponse::ArtifactUpdate(update) => {
+            let artifact = &update.artifact;
+            let name = artifact
+                .name
+                .as_deref()
+                .unwrap_or(artifact.artifact_id.as_str());
+            format!(
+                "artifact  {name}{}: {}",
+                if update.append { " (more)" } else { "" },
+                parts_text(&artifact.parts)
+            )
+        }
+    }
+}
+
+/// A page of tasks as a table, with how to get the next page.
+pub(crate) fn task_table(page: &ListTasksResponse) -> String {
+    let mut text = format!("{:<38} {:<15} {:<25} CONTEXT\n", "TASK", "STATE", "UPDATED");
+    for task in &page.tasks {
+        let updated = task
+            .status
+            .timestamp
+            .map(|t| t.to_string())
+            .unwrap_or_default();
+        let _ = writeln!(
+            text,
+            "{:<38} {:<15} {:<25} {}",
+            task.id.as_str(),
+            state_name(task.status.state),
+            updated,
+            task.context_id
+        );
+    }
+    let _ = write!(text, "{} of {} tasks", page.tasks.len(), page.total_size);
+    if !page.next_page_token.is_empty() {
+        let _ = write!(text, "; next page: --page-token {}", page.next_page_token);
+    }
+    text
+}
+
+/// What a card says, for people deciding how to talk to the agent.
+pub(crate) fn card_text(card: &AgentCard) -> String {
+    let yes = |flag: Option<bool>| if flag == Some(true) { "yes" } else { "no" };
+    let mut text = format!("{} {}\n{}\n\n", card.name, card.version, card.description);
+    for interface in &card.supported_interfaces {
+        let _ = writeln!(
+            text,
+            "interface {:<10} {}",
+            interface.protocol_binding, interface.url
+        );
+    }
+    let _ = writeln!(
+        text,
+        "streaming {}\npush      {}\nkeys      {}",
+        yes(card.capabilities.streaming),
+        yes(card.capabilities.push_notifications),
+        if card.supports_extension(a2a_protocol_types::idempotency::IDEMPOTENCY_EXTENSION_URI) {
+            "honoured (a keyed send is safe to retry)"
+        } else {
+            "not advertised (a retried send may run twice)"
+        }
+    );
+    for extension in card.capabilities.extensions.iter().flatten() {
+        let _ = writeln!(text, "extension {}", extension.uri);
+    }
+    for skill in &card.skills {
+        let _ = writeln!(text, "skill     {}: {}", skill.name, skill.description);
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use a2a_protocol_types::TaskStatus;
+
+    #[test]
+    fn states_read_as_people_write_them() {
+        assert_eq!(state_name(TaskState::InputRequired), "input-required");
+        assert_eq!(state_name(TaskState::Completed), "completed");
+    }
+
+    #[test]
+    fn a_task_shows_its_ids_state_and_artifacts() {
+        let mut task = Task::new("t-1", "c-1", TaskStatus::new(TaskState::Completed));
+        task.artifacts.push(
+            a2a_protocol_types::Artifact::new("a-1", vec![Part::text("hi")]).with_name("echo"),
+        );
+        let text = task_text(&task);
+        assert!(text.contains("task      t-1"), "{text}");
+        assert!(text.contains("state     completed"), "{text}");
+        assert!(text.contains("artifact  echo: hi"), "{text}");
+    }
+}

@@ -1,0 +1,147 @@
+//! Opening the store a URL names, and sweeping it (`a2a purge`).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use a2a_protocol_server::store::{
+    InMemoryTaskStore, PostgresTaskStore, Retention, RetentionPolicy, SqliteTaskStore, StoreError,
+    TaskStore, TaskStoreConfig, TenantAwareInMemoryTaskStore, TenantAwarePostgresTaskStore,
+    TenantAwareSqliteTaskStore,
+};
+
+use crate::exit::Failure;
+use crate::output::Output;
+
+/// The store `a2a serve` and `a2a purge` use when none is named.
+pub(crate) const DEFAULT_STORE: &str = "sqlite://a2a.db";
+
+/// How long things are kept: the sweep's policy for SQL stores, the limits of the in-memory
+/// ones. Unset fields keep each store's own default.
+#[derive(clap::Args, Clone, Default)]
+pub(crate) struct Keep {
+    /// How long a terminal task is kept after it settles, such as `1h` or `7d`
+    /// [default: 7d in a SQL store, 1h in memory].
+    #[arg(long, value_parser = humantime::parse_duration)]
+    pub(crate) keep_terminal: Option<Duration>,
+    /// How long an idempotency key is kept at least, such as `24h`; a SQL store never deletes a
+    /// key while its task is stored [default: 24h].
+    #[arg(long, value_parser = humantime::parse_duration)]
+    pub(crate) keep_keys: Option<Duration>,
+}
+
+impl Keep {
+    pub(crate) fn policy(&self) -> RetentionPolicy {
+        let mut policy = RetentionPolicy::default();
+        if let Some(age) = self.keep_terminal {
+            policy = policy.with_terminal_max_age(age);
+        }
+        if let Some(age) = self.keep_keys {
+            policy = policy.with_idempotency_key_max_age(age);
+        }
+        policy
+    }
+
+    fn memory_config(&self) -> TaskStoreConfig {
+        let mut config = TaskStoreConfig::default();
+        if let Some(ttl) = self.keep_terminal {
+            config = config.with_terminal_task_ttl(ttl);
+        }
+        if let Some(ttl) = self.keep_keys {
+            config = config.with_idempotency_key_ttl(ttl);
+        }
+        config
+    }
+}
+
+/// An open store, and its retention half when it is a SQL store.
+pub(crate) struct OpenStore {
+    pub(crate) store: Arc<dyn TaskStore>,
+    pub(crate) retention: Option<Arc<dyn Retention>>,
+}
+
+/// Opens `sqlite://FILE`, `postgres://...` or `memory:`.
+pub(crate) async fn open(url: &str, tenant_aware: bool, keep: &Keep) -> Result<OpenStore, Failure> {
+    let failed = |e: StoreError| Failure::store(format!("cannot open the store {url}: {e}"));
+    fn sql<S: TaskStore + Retention>(store: S) -> OpenStore {
+        let store = Arc::new(store);
+        OpenStore {
+            store: store.clone(),
+            retention: Some(store),
+        }
+    }
+    if url == "memory" || url == "memory:" {
+        let config = keep.memory_config();
+        let store: Arc<dyn TaskStore> = if tenant_aware {
+            Arc::new(TenantAwareInMemoryTaskStore::with_config(config))
+        } else {
+            Arc::new(InMemoryTaskStore::with_config(config))
+        };
+        return Ok(OpenStore {
+            store,
+            retention: None,
+        });
+    }
+    if url.starts_with("sqlite:") {
+        return Ok(if tenant_aware {
+            sql(TenantAwareSqliteTaskStore::open(url)
+                .await
+                .map_err(failed)?)
+        } else {
+            sql(SqliteTaskStore::open(url).await.map_err(failed)?)
+        });
+    }
+    if url.starts_with("postgres:") || url.starts_with("postgresql:") {
+        return Ok(if tenant_aware {
+            sql(TenantAwarePostgresTaskStore::open(url)
+                .await
+                .map_err(failed)?)
+        } else {
+            sql(PostgresTaskStore::open(url).await.map_err(failed)?)
+        });
+    }
+    Err(Failure::usage(format!(
+        "unknown store {url:?}: use sqlite://FILE, postgres://USER@HOST/DB, or memory:"
+    )))
+}
+
+#[derive(clap::Args)]
+pub(crate) struct PurgeArgs {
+    /// The store to sweep: `sqlite://FILE` or `postgres://USER@HOST/DB`.
+    #[arg(long, default_value = DEFAULT_STORE)]
+    store: String,
+    #[command(flatten)]
+    keep: Keep,
+}
+
+/// `a2a purge`: one retention sweep, as `a2a serve` runs in the background.
+pub(crate) async fn purge(args: PurgeArgs, output: Output) -> Result<(), Failure> {
+    // Every tenant's rows share the same tables, so a plain store sweeps them all.
+    let opened = open(&args.store, false, &args.keep).await?;
+    let retention = opened.retention.ok_or_else(|| {
+        Failure::usage(
+            "an in-memory store lives in its server's process: there is nothing to purge",
+        )
+    })?;
+    let report = retention
+        .purge_expired(&args.keep.policy())
+        .await
+        .map_err(|e| Failure::store(format!("the sweep of {} failed: {e}", args.store)))?;
+    let json = serde_json::json!({
+        "tasksDeleted": report.tasks_deleted,
+        "keysDeleted": report.keys_deleted,
+        "finished": report.finished,
+    });
+    output.show(&json, |_| {
+        format!(
+            "deleted {} terminal tasks and {} idempotency keys{}",
+            report.tasks_deleted,
+            report.keys_deleted,
+            if report.finished {
+                ""
+            } else {
+                "; more are due, run it again"
+            }
+        )
+    })?;
+    Ok(())
+}

@@ -1,0 +1,681 @@
+//! Every `a2a` subcommand run as a user runs it: the binary, its output and its exit code,
+//! against `a2a serve` in another process, including the ways it is used wrong.
+
+mod common;
+
+use std::process::Command as StdCommand;
+
+use a2a_cli::fault_proxy::{Fault, FaultProxy};
+use assert_cmd::Command;
+use common::{Server, fresh_schema, postgres_url};
+use predicates::prelude::*;
+use serde_json::Value;
+
+/// `a2a ARGS`, quiet logs.
+fn a2a(args: &[&str]) -> assert_cmd::assert::Assert {
+    Command::cargo_bin("a2a")
+        .expect("the a2a binary")
+        .args(args)
+        .env("RUST_LOG", "warn")
+        .assert()
+}
+
+fn stdout_of(assert: &assert_cmd::assert::Assert) -> String {
+    String::from_utf8_lossy(&assert.get_output().stdout).into_owned()
+}
+
+fn stderr_of(assert: &assert_cmd::assert::Assert) -> String {
+    String::from_utf8_lossy(&assert.get_output().stderr).into_owned()
+}
+
+fn json_of(assert: &assert_cmd::assert::Assert) -> Value {
+    serde_json::from_slice(&assert.get_output().stdout).expect("JSON on stdout")
+}
+
+/// The value on the line of human output that starts with `label`.
+fn field(output: &str, label: &str) -> String {
+    output
+        .lines()
+        .find_map(|line| line.strip_prefix(label))
+        .unwrap_or_else(|| panic!("no {label:?} line in:\n{output}"))
+        .trim()
+        .to_owned()
+}
+
+fn total_tasks(base: &str) -> u64 {
+    json_of(&a2a(&["--json", "tasks", base]).success())["totalSize"]
+        .as_u64()
+        .expect("totalSize")
+}
+
+fn memory_server() -> Server {
+    Server::start("memory:", &[])
+}
+
+/// A port nothing listens on.
+fn dead_url() -> String {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port();
+    format!("http://127.0.0.1:{port}")
+}
+
+/// Runs the retry line `a2a send` printed, as a user pasting it would.
+fn run_printed_command(line: &str) -> assert_cmd::assert::Assert {
+    let words = shell_words(line.strip_prefix("a2a ").expect("an a2a command"));
+    let args: Vec<&str> = words.iter().map(String::as_str).collect();
+    a2a(&args)
+}
+
+/// Splits a line the way a POSIX shell splits words quoted with single quotes.
+fn shell_words(line: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut word = String::new();
+    let (mut quoted, mut started) = (false, false);
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\'' => {
+                quoted = !quoted;
+                started = true;
+            }
+            '\\' if !quoted => {
+                if let Some(next) = chars.next() {
+                    word.push(next);
+                }
+            }
+            ' ' if !quoted => {
+                if started || !word.is_empty() {
+                    words.push(std::mem::take(&mut word));
+                }
+                started = false;
+            }
+            c => word.push(c),
+        }
+    }
+    if started || !word.is_empty() {
+        words.push(word);
+    }
+    words
+}
+
+// ---- serve ----
+
+#[test]
+fn serve_prints_where_it_listens_and_stops_cleanly_on_sigterm() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let store = format!("sqlite://{}", dir.path().join("a2a.db").display());
+    let mut server = Server::start(&store, &[]);
+    let card = a2a(&["card", &server.base]).success();
+    assert!(stdout_of(&card).contains("Echo agent"));
+    let killed = StdCommand::new("kill")
+        .args(["-TERM", &server.child.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(killed.success());
+    let status = server.child.wait().expect("the server exits");
+    assert!(status.success(), "a SIGTERM is a clean stop: {status:?}");
+}
+
+#[test]
+fn serve_defaults_to_a_sqlite_file_in_the_working_directory() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut child = StdCommand::new(env!("CARGO_BIN_EXE_a2a"))
+        .args(["serve", "--addr", "127.0.0.1:0"])
+        .current_dir(dir.path())
+        .env("RUST_LOG", "warn")
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("a2a starts");
+    let mut banner = String::new();
+    let mut stdout = std::io::BufReader::new(child.stdout.take().expect("stdout"));
+    std::io::BufRead::read_line(&mut stdout, &mut banner).expect("a line");
+    let _ = child.kill();
+    let _ = child.wait();
+    assert_eq!(banner.trim(), "Store:      sqlite://a2a.db");
+    assert!(
+        dir.path().join("a2a.db").exists(),
+        "the database file was created"
+    );
+}
+
+#[test]
+fn serve_refuses_a_store_it_does_not_know() {
+    let refused = a2a(&["serve", "--addr", "127.0.0.1:0", "--store", "redis://x"])
+        .code(2)
+        .stderr(predicate::str::contains("unknown store"));
+    assert!(stderr_of(&refused).contains("sqlite://FILE"));
+}
+
+#[test]
+fn serve_reports_a_database_it_cannot_open() {
+    a2a(&[
+        "serve",
+        "--addr",
+        "127.0.0.1:0",
+        "--store",
+        &format!(
+            "postgres://nobody@{}/none",
+            dead_url().trim_start_matches("http://")
+        ),
+    ])
+    .code(6)
+    .stderr(predicate::str::contains("cannot open the store"));
+}
+
+#[test]
+fn serve_refuses_a_taken_address() {
+    let server = memory_server();
+    let addr = server.addr().to_string();
+    a2a(&["serve", "--addr", &addr, "--store", "memory:"])
+        .code(2)
+        .stderr(predicate::str::contains("cannot listen"));
+}
+
+#[test]
+fn a_tenant_aware_server_keeps_tenants_apart() {
+    let server = Server::start("memory:", &["--tenant-aware"]);
+    a2a(&["send", &server.base, "for a", "--tenant", "a"]).success();
+    let listed = json_of(&a2a(&["--json", "tasks", &server.base, "--tenant", "b"]).success());
+    assert_eq!(listed["totalSize"], 0, "{listed}");
+    let listed = json_of(&a2a(&["--json", "tasks", &server.base, "--tenant", "a"]).success());
+    assert_eq!(listed["totalSize"], 1, "{listed}");
+}
+
+// ---- send ----
+
+#[test]
+fn send_prints_the_task_and_a_key_and_its_retry_line_returns_the_same_task() {
+    let server = memory_server();
+    let sent = a2a(&["send", &server.base, "it's a test"]).success();
+    let out = stdout_of(&sent);
+    assert_eq!(field(&out, "state"), "completed");
+    assert_eq!(field(&out, "artifact"), "echo: it's a test");
+    let key = field(&out, "key");
+    assert_eq!(key.len(), 64, "a fresh key by default: {out}");
+    let task = field(&out, "task");
+    let again = run_printed_command(&field(&out, "retry")).success();
+    assert_eq!(field(&stdout_of(&again), "task"), task, "the retry replays");
+    assert_eq!(total_tasks(&server.base), 1);
+}
+
+#[test]
+fn send_json_prints_the_a2a_response_and_the_key_on_stderr() {
+    let server = memory_server();
+    let key = stdout_of(&a2a(&["key"]).success()).trim().to_owned();
+    let send = |binding: &str| {
+        a2a(&[
+            "--json",
+            "send",
+            &server.base,
+            "hello",
+            "--key",
+            &key,
+            "--message-id",
+            "cli-msg-1",
+            "--binding",
+            binding,
+        ])
+        .success()
+    };
+    let first = send("jsonrpc");
+    let again = send("http-json");
+    let (a, b) = (json_of(&first), json_of(&again));
+    assert_eq!(a["task"]["status"]["state"], "TASK_STATE_COMPLETED");
+    assert_eq!(
+        a["task"]["id"], b["task"]["id"],
+        "the same key replays on both bindings"
+    );
+    let note: Value = serde_json::from_str(stderr_of(&first).trim()).expect("a JSON note");
+    assert_eq!(note["idempotencyKey"], key.as_str());
+    assert_eq!(note["messageId"], "cli-msg-1");
+}
+
+#[test]
+fn send_without_a_key_runs_every_send() {
+    let server = memory_server();
+    for _ in 0..2 {
+        let sent = a2a(&[
+            "send",
+            &server.base,
+            "twice",
+            "--no-key",
+            "--message-id",
+            "same-id-1",
+        ])
+        .success();
+        assert!(!stdout_of(&sent).contains("key "), "{}", stdout_of(&sent));
+    }
+    assert_eq!(total_tasks(&server.base), 2);
+}
+
+#[test]
+fn send_stream_shows_status_updates_and_artifacts_as_they_come() {
+    let server = memory_server();
+    let streamed = a2a(&["send", "--stream", &server.base, "stream me"]).success();
+    let out = stdout_of(&streamed);
+    let lines: Vec<&str> = out.lines().collect();
+    assert!(lines[0].starts_with("task "), "{out}");
+    assert!(lines.contains(&"status    working"), "{out}");
+    assert!(lines.contains(&"artifact  echo: stream me"), "{out}");
+    assert!(lines.contains(&"status    completed: stream me"), "{out}");
+    assert!(
+        out.contains("--stream"),
+        "the retry line streams too: {out}"
+    );
+}
+
+#[test]
+fn send_stream_json_prints_one_stream_response_per_line() {
+    let server = memory_server();
+    let streamed = a2a(&["--json", "send", "--stream", &server.base, "lines"]).success();
+    let events: Vec<Value> = stdout_of(&streamed)
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("one JSON object per line"))
+        .collect();
+    assert!(events[0].get("task").is_some(), "{events:?}");
+    assert_eq!(
+        events.last().expect("events")["statusUpdate"]["status"]["state"],
+        "TASK_STATE_COMPLETED"
+    );
+}
+
+#[test]
+fn send_no_wait_returns_a_task_still_at_work() {
+    let server = Server::start("memory:", &["--agent", "slow-echo", "--work", "30s"]);
+    let sent = a2a(&["send", &server.base, "later", "--no-wait"]).success();
+    let state = field(&stdout_of(&sent), "state");
+    assert!(state == "submitted" || state == "working", "{state}");
+}
+
+#[test]
+fn send_refuses_a_malformed_key_without_echoing_it() {
+    let server = memory_server();
+    let refused = a2a(&["send", &server.base, "hi", "--key", "short\u{1b}[2J"])
+        .code(2)
+        .stderr(predicate::str::contains("not a valid key"));
+    assert!(
+        !stderr_of(&refused).contains('\u{1b}'),
+        "the raw key is not printed"
+    );
+    a2a(&["send", &server.base, "hi", "--key", &"a".repeat(300)])
+        .code(2)
+        .stderr(predicate::str::contains("too long"));
+    assert_eq!(total_tasks(&server.base), 0, "nothing was sent");
+}
+
+#[test]
+fn send_refuses_a_key_and_no_key_together() {
+    a2a(&[
+        "send",
+        "http://127.0.0.1:1",
+        "hi",
+        "--key",
+        &"k".repeat(20),
+        "--no-key",
+    ])
+    .code(2)
+    .stderr(predicate::str::contains("cannot be used with"));
+}
+
+#[test]
+fn send_to_an_unreachable_agent_says_nothing_was_sent() {
+    a2a(&["send", &dead_url(), "hi"])
+        .code(3)
+        .stderr(predicate::str::contains("cannot reach"));
+}
+
+#[test]
+fn a_reused_key_with_another_message_is_refused() {
+    let server = memory_server();
+    let key = "reused-key-0123456789";
+    a2a(&[
+        "send",
+        &server.base,
+        "one",
+        "--key",
+        key,
+        "--message-id",
+        "m-one",
+    ])
+    .success();
+    a2a(&[
+        "send",
+        &server.base,
+        "two",
+        "--key",
+        key,
+        "--message-id",
+        "m-two",
+    ])
+    .code(4)
+    .stderr(predicate::str::contains("different message"));
+    assert_eq!(total_tasks(&server.base), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cut_off_send_exits_5_with_a_retry_line_that_runs_nothing_twice() {
+    let server = memory_server();
+    let proxy = FaultProxy::start(server.addr()).await.expect("proxy");
+    // The card is read on the first connection; the send's is cut once the request is in.
+    proxy.plan(&[Fault::Pass, Fault::CutBeforeResponse]);
+    let url = proxy.url();
+    let cut = tokio::task::spawn_blocking(move || a2a(&["send", &url, "cut me"]).code(5))
+        .await
+        .expect("joined");
+    let err = stderr_of(&cut);
+    assert!(err.contains("may have acted"), "{err}");
+    let retry_line = err
+        .lines()
+        .map(str::trim)
+        .find(|line| line.starts_with("a2a send"))
+        .unwrap_or_else(|| panic!("a retry line in {err}"))
+        .to_owned();
+    let base = server.base.clone();
+    tokio::task::spawn_blocking(move || {
+        run_printed_command(&retry_line).success();
+        assert_eq!(
+            total_tasks(&base),
+            1,
+            "the retry replayed the first attempt's task"
+        );
+    })
+    .await
+    .expect("joined");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn send_with_retries_survives_a_cut_and_runs_once() {
+    let server = memory_server();
+    let proxy = FaultProxy::start(server.addr()).await.expect("proxy");
+    proxy.plan(&[Fault::Pass, Fault::CutBeforeResponse]);
+    let url = proxy.url();
+    let base = server.base.clone();
+    tokio::task::spawn_blocking(move || {
+        let sent = a2a(&["send", &url, "again", "--retries", "3"]).success();
+        assert_eq!(field(&stdout_of(&sent), "state"), "completed");
+        assert_eq!(total_tasks(&base), 1);
+    })
+    .await
+    .expect("joined");
+    assert!(proxy.connections() >= 3, "card, cut attempt, retry");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unkeyed_send_is_not_retried_after_a_cut_even_with_retries() {
+    let server = memory_server();
+    let proxy = FaultProxy::start(server.addr()).await.expect("proxy");
+    proxy.plan(&[Fault::Pass, Fault::CutBeforeResponse]);
+    let url = proxy.url();
+    let cut = tokio::task::spawn_blocking(move || {
+        a2a(&["send", &url, "once", "--no-key", "--retries", "3"]).code(5)
+    })
+    .await
+    .expect("joined");
+    assert!(
+        stderr_of(&cut).contains("carried no key"),
+        "{}",
+        stderr_of(&cut)
+    );
+    assert_eq!(proxy.connections(), 2, "card and one send: no re-send");
+}
+
+// ---- get, tasks, cancel ----
+
+#[test]
+fn get_shows_a_task_and_reports_an_unknown_one() {
+    let server = memory_server();
+    let sent = a2a(&["--json", "send", &server.base, "find me"]).success();
+    let id = json_of(&sent)["task"]["id"]
+        .as_str()
+        .expect("id")
+        .to_owned();
+    let got = a2a(&["get", &server.base, &id]).success();
+    assert_eq!(field(&stdout_of(&got), "task"), id);
+    let got = a2a(&["--json", "get", &server.base, &id, "--history", "0"]).success();
+    assert!(
+        json_of(&got).get("history").is_none(),
+        "--history 0 drops it"
+    );
+    a2a(&["get", &server.base, "no-such-task"])
+        .code(4)
+        .stderr(predicate::str::contains("TASK_NOT_FOUND"));
+    a2a(&["get", &dead_url(), "t"]).code(3);
+}
+
+#[test]
+fn tasks_filters_by_context_and_state_and_pages() {
+    let server = memory_server();
+    for text in ["one", "two", "three"] {
+        a2a(&["send", &server.base, text, "--context", "ctx-paged"]).success();
+    }
+    a2a(&["send", &server.base, "elsewhere"]).success();
+    let table = a2a(&["tasks", &server.base, "--context", "ctx-paged"]).success();
+    assert!(
+        stdout_of(&table).contains("3 of 3 tasks"),
+        "{}",
+        stdout_of(&table)
+    );
+    let first = json_of(
+        &a2a(&[
+            "--json",
+            "tasks",
+            &server.base,
+            "--context",
+            "ctx-paged",
+            "--page-size",
+            "2",
+        ])
+        .success(),
+    );
+    assert_eq!(first["tasks"].as_array().map(Vec::len), Some(2));
+    let token = first["nextPageToken"]
+        .as_str()
+        .expect("a next page")
+        .to_owned();
+    let human = a2a(&[
+        "tasks",
+        &server.base,
+        "--context",
+        "ctx-paged",
+        "--page-size",
+        "2",
+    ])
+    .success();
+    assert!(stdout_of(&human).contains(&format!("--page-token {token}")));
+    let second = json_of(
+        &a2a(&[
+            "--json",
+            "tasks",
+            &server.base,
+            "--context",
+            "ctx-paged",
+            "--page-size",
+            "2",
+            "--page-token",
+            &token,
+        ])
+        .success(),
+    );
+    assert_eq!(second["tasks"].as_array().map(Vec::len), Some(1));
+    let done = json_of(&a2a(&["--json", "tasks", &server.base, "--status", "completed"]).success());
+    assert_eq!(done["totalSize"], 4);
+    let working =
+        json_of(&a2a(&["--json", "tasks", &server.base, "--status", "working"]).success());
+    assert_eq!(working["totalSize"], 0);
+    a2a(&["tasks", &server.base, "--status", "finished"])
+        .code(2)
+        .stderr(predicate::str::contains("unknown state"));
+    a2a(&["tasks", &server.base, "--page-token", "not-a-token"]).code(4);
+}
+
+#[test]
+fn cancel_stops_a_working_task_and_reports_what_cannot_be_canceled() {
+    let server = Server::start("memory:", &["--agent", "slow-echo", "--work", "30s"]);
+    let sent = a2a(&["--json", "send", &server.base, "slow", "--no-wait"]).success();
+    let id = json_of(&sent)["task"]["id"]
+        .as_str()
+        .expect("id")
+        .to_owned();
+    let canceled = a2a(&["cancel", &server.base, &id]).success();
+    assert_eq!(field(&stdout_of(&canceled), "state"), "canceled");
+    a2a(&["cancel", &server.base, &id])
+        .code(4)
+        .stderr(predicate::str::contains("TASK_NOT_CANCELABLE"));
+    a2a(&["cancel", &server.base, "no-such-task"])
+        .code(4)
+        .stderr(predicate::str::contains("TASK_NOT_FOUND"));
+}
+
+// ---- card ----
+
+#[test]
+fn card_shows_what_the_agent_offers() {
+    let server = memory_server();
+    let card = stdout_of(&a2a(&["card", &server.base]).success());
+    assert!(card.contains("keys      honoured"), "{card}");
+    assert!(card.contains("interface JSONRPC"), "{card}");
+    let json = json_of(&a2a(&["--json", "card", &server.base]).success());
+    assert_eq!(json["name"], "Echo agent");
+    a2a(&["card", &dead_url()]).code(3);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn card_of_something_that_is_not_an_agent_is_an_error_not_a_crash() {
+    // An HTTP server that answers 404 to everything.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let url = format!("http://{}", listener.local_addr().expect("addr"));
+    tokio::spawn(async move {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        while let Ok((mut socket, _)) = listener.accept().await {
+            let mut buffer = [0u8; 4096];
+            let _ = socket.read(&mut buffer).await;
+            let _ = socket
+                .write_all(b"HTTP/1.1 404 Not Found\r\ncontent-length: 9\r\n\r\nnot here.")
+                .await;
+        }
+    });
+    let answered = tokio::task::spawn_blocking(move || a2a(&["card", &url]).code(4))
+        .await
+        .expect("joined");
+    assert!(
+        stderr_of(&answered).contains("404"),
+        "{}",
+        stderr_of(&answered)
+    );
+}
+
+// ---- purge, key, demo, usage ----
+
+#[test]
+fn purge_sweeps_a_sqlite_store_and_refuses_memory() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let store = format!("sqlite://{}", dir.path().join("purge.db").display());
+    {
+        let server = Server::start(&store, &[]);
+        a2a(&["send", &server.base, "to be swept"]).success();
+    }
+    let kept = a2a(&["purge", "--store", &store]).success();
+    assert!(
+        stdout_of(&kept).contains("deleted 0 terminal tasks"),
+        "{}",
+        stdout_of(&kept)
+    );
+    let swept = a2a(&[
+        "--json",
+        "purge",
+        "--store",
+        &store,
+        "--keep-terminal",
+        "0s",
+        "--keep-keys",
+        "0s",
+    ])
+    .success();
+    let report = json_of(&swept);
+    assert_eq!(report["tasksDeleted"], 1, "{report}");
+    assert_eq!(report["keysDeleted"], 1, "{report}");
+    a2a(&["purge", "--store", "memory:"])
+        .code(2)
+        .stderr(predicate::str::contains("nothing to purge"));
+    a2a(&["purge", "--store", &store, "--keep-terminal", "a while"])
+        .code(2)
+        .stderr(predicate::str::contains("--keep-terminal"));
+}
+
+#[tokio::test]
+async fn purge_sweeps_a_postgres_store() {
+    let Some(url) = postgres_url() else {
+        return;
+    };
+    let (admin, schema, store) = fresh_schema(&url).await;
+    let report = tokio::task::spawn_blocking(move || {
+        let server = Server::start(&store, &[]);
+        a2a(&["send", &server.base, "to be swept"]).success();
+        drop(server);
+        json_of(
+            &a2a(&[
+                "--json",
+                "purge",
+                "--store",
+                &store,
+                "--keep-terminal",
+                "0s",
+                "--keep-keys",
+                "0s",
+            ])
+            .success(),
+        )
+    })
+    .await
+    .expect("joined");
+    assert_eq!(report["tasksDeleted"], 1, "{report}");
+    sqlx::Executor::execute(&admin, format!("DROP SCHEMA {schema} CASCADE").as_str())
+        .await
+        .expect("drop schema");
+}
+
+#[test]
+fn key_prints_a_fresh_valid_key_each_time() {
+    let first = stdout_of(&a2a(&["key"]).success()).trim().to_owned();
+    let second = stdout_of(&a2a(&["key"]).success()).trim().to_owned();
+    assert_eq!(first.len(), 64);
+    assert!(first.bytes().all(|b| b.is_ascii_hexdigit()));
+    assert_ne!(first, second);
+}
+
+#[test]
+fn demo_counts_two_tasks_without_a_key_and_one_with() {
+    let human = stdout_of(&a2a(&["demo"]).success());
+    let tasks = field(&human, "tasks created");
+    assert_eq!(
+        tasks.split_whitespace().collect::<Vec<_>>(),
+        ["2", "1"],
+        "{human}"
+    );
+    let runs = field(&human, "agent runs");
+    assert_eq!(
+        runs.split_whitespace().collect::<Vec<_>>(),
+        ["2", "1"],
+        "{human}"
+    );
+    let json = json_of(&a2a(&["--json", "demo"]).success());
+    assert_eq!(json["unkeyed"]["tasks"], 2);
+    assert_eq!(json["keyed"]["tasks"], 1);
+    assert_eq!(json["keyed"]["agentRuns"], 1);
+}
+
+#[test]
+fn unknown_commands_and_missing_arguments_are_usage_errors() {
+    a2a(&["launch"]).code(2);
+    a2a(&["send"])
+        .code(2)
+        .stderr(predicate::str::contains("<URL>"));
+    a2a(&["get", "http://127.0.0.1:1"]).code(2);
+    a2a(&["--help"])
+        .success()
+        .stdout(predicate::str::contains("Exit codes"));
+}

@@ -1,0 +1,90 @@
+//! `a2a serve` as a child process, and the PostgreSQL the tests share.
+
+#![allow(dead_code)] // Each test binary uses its own part of this.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+
+use sqlx::Executor;
+
+/// A server process, killed (SIGKILL) when dropped.
+pub struct Server {
+    pub child: Child,
+    pub base: String,
+}
+
+impl Server {
+    /// Runs `a2a serve` on a free port with `store` and `extra` arguments, and waits for it to
+    /// print where it listens.
+    pub fn start(store: &str, extra: &[&str]) -> Self {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_a2a"))
+            .args(["serve", "--addr", "127.0.0.1:0", "--store", store])
+            .args(extra)
+            .env("RUST_LOG", "warn")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("a2a starts");
+        let stdout = child.stdout.take().expect("stdout");
+        let mut lines = BufReader::new(stdout).lines();
+        let mut base = None;
+        for line in lines.by_ref() {
+            let line = line.expect("a line");
+            if let Some(card) = line.strip_prefix("Agent card: ") {
+                base = Some(
+                    card.trim_end_matches("/.well-known/agent-card.json")
+                        .to_owned(),
+                );
+                break;
+            }
+        }
+        // Keep reading, so the server never writes into a closed pipe.
+        std::thread::spawn(move || lines.for_each(drop));
+        let base = base.expect("the server printed its card URL");
+        Self { child, base }
+    }
+
+    /// The port it listens on.
+    pub fn addr(&self) -> std::net::SocketAddr {
+        self.base
+            .trim_start_matches("http://")
+            .parse()
+            .expect("an address")
+    }
+
+    pub fn kill(mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The PostgreSQL the tests use, or `None` when `A2A_TEST_POSTGRES_URL=skip`.
+pub fn postgres_url() -> Option<String> {
+    match std::env::var("A2A_TEST_POSTGRES_URL") {
+        Ok(url) if url == "skip" => None,
+        Ok(url) => Some(url),
+        Err(_) => Some("postgres://postgres@127.0.0.1:5432/test".to_owned()),
+    }
+}
+
+/// A fresh schema on `url`, and a URL whose connections use it.
+pub async fn fresh_schema(url: &str) -> (sqlx::PgPool, String, String) {
+    let admin = sqlx::PgPool::connect(url)
+        .await
+        .expect("PostgreSQL is reachable");
+    let schema = format!("a2a_cli_test_{}", uuid::Uuid::new_v4().simple());
+    admin
+        .execute(format!("CREATE SCHEMA {schema}").as_str())
+        .await
+        .expect("schema");
+    let separator = if url.contains('?') { '&' } else { '?' };
+    let store = format!("{url}{separator}options=-c%20search_path%3D{schema}");
+    (admin, schema, store)
+}
