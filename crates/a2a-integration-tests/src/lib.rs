@@ -5,3 +5,20 @@
 #![deny(missing_docs)]
 
 pub mod support;
+
+/// The guide's examples (`docs/`) compile and run as doctests, so the guide stays true.
+#[cfg(doctest)]
+mod guide {
+    #[doc = include_str!("../../../docs/idempotency.md")]
+    struct Idempotency;
+    #[doc = include_str!("../../../docs/keys.md")]
+    struct Keys;
+    #[doc = include_str!("../../../docs/stores.md")]
+    struct Stores;
+    #[doc = include_str!("../../../docs/postgres.md")]
+    struct Postgres;
+    #[doc = include_str!("../../../docs/client-retries.md")]
+    struct ClientRetries;
+    #[doc = include_str!("../../../docs/delegation.md")]
+    struct Delegation;
+}
