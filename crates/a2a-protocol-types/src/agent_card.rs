@@ -24,6 +24,16 @@ pub const AGENT_CARD_PATH: &str = "/.well-known/agent-card.json";
 ///
 /// Required members (`name`, `description`, `version`, `capabilities`, the interface, mode and
 /// skill lists) are always written, as spec §8.4.1 asks; other unset members are omitted.
+///
+/// ```
+/// use a2a_protocol_types::agent_card::{AgentCard, AgentInterface, BINDING_JSONRPC};
+///
+/// let card = AgentCard::new("Echo", "Repeats what it is told.", "1.0.0")
+///     .with_interface(AgentInterface::new("https://agents.example.com/a2a", BINDING_JSONRPC));
+/// let json = serde_json::to_value(&card).unwrap();
+/// assert_eq!(json["supportedInterfaces"][0]["protocolBinding"], "JSONRPC");
+/// assert_eq!(json["defaultInputModes"][0], "text/plain");
+/// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AgentCard {
@@ -78,6 +88,14 @@ pub struct AgentCard {
 
 impl AgentCard {
     /// A card with a name, description and version, text in and out, and nothing else.
+    ///
+    /// ```
+    /// use a2a_protocol_types::AgentCard;
+    ///
+    /// let card = AgentCard::new("Echo", "Repeats what it is told.", "1.0.0");
+    /// assert_eq!(card.name, "Echo");
+    /// assert!(card.skills.is_empty() && card.supported_interfaces.is_empty());
+    /// ```
     pub fn new(
         name: impl Into<String>,
         description: impl Into<String>,
@@ -102,36 +120,90 @@ impl AgentCard {
     }
 
     /// Adds an interface.
+    ///
+    /// ```
+    /// use a2a_protocol_types::agent_card::{AgentCard, AgentInterface, BINDING_HTTP_JSON};
+    ///
+    /// let card = AgentCard::new("Echo", "Repeats.", "1.0.0")
+    ///     .with_interface(AgentInterface::new("https://agents.example.com", BINDING_HTTP_JSON));
+    /// assert_eq!(card.supported_interfaces[0].protocol_binding, "HTTP+JSON");
+    /// ```
     pub fn with_interface(mut self, interface: AgentInterface) -> Self {
         self.supported_interfaces.push(interface);
         self
     }
 
     /// Adds a skill.
+    ///
+    /// ```
+    /// use a2a_protocol_types::{AgentCard, AgentSkill};
+    ///
+    /// let card = AgentCard::new("Echo", "Repeats.", "1.0.0")
+    ///     .with_skill(AgentSkill::new("echo", "Echo", "Repeats the text.", vec!["test".into()]));
+    /// assert_eq!(card.skills[0].id, "echo");
+    /// ```
     pub fn with_skill(mut self, skill: AgentSkill) -> Self {
         self.skills.push(skill);
         self
     }
 
     /// Sets the capabilities.
+    ///
+    /// ```
+    /// use a2a_protocol_types::{AgentCapabilities, AgentCard};
+    ///
+    /// let card = AgentCard::new("Echo", "Repeats.", "1.0.0")
+    ///     .with_capabilities(AgentCapabilities::none().with_streaming(true));
+    /// assert_eq!(card.capabilities.streaming, Some(true));
+    /// ```
     pub fn with_capabilities(mut self, capabilities: AgentCapabilities) -> Self {
         self.capabilities = capabilities;
         self
     }
 
     /// Sets the provider.
+    ///
+    /// ```
+    /// use a2a_protocol_types::{AgentCard, AgentProvider};
+    ///
+    /// let provider = AgentProvider {
+    ///     url: "https://example.com".into(),
+    ///     organization: "Example Ltd".into(),
+    /// };
+    /// let card = AgentCard::new("Echo", "Repeats.", "1.0.0").with_provider(provider);
+    /// assert_eq!(card.provider.unwrap().organization, "Example Ltd");
+    /// ```
     pub fn with_provider(mut self, provider: AgentProvider) -> Self {
         self.provider = Some(provider);
         self
     }
 
     /// Whether the card lists an extension with this URI.
+    ///
+    /// ```
+    /// use a2a_protocol_types::idempotency::IDEMPOTENCY_EXTENSION_URI;
+    /// use a2a_protocol_types::{AgentCapabilities, AgentCard, AgentExtension};
+    ///
+    /// let card = AgentCard::new("Echo", "Repeats.", "1.0.0").with_capabilities(
+    ///     AgentCapabilities::none().with_extension(AgentExtension::new(IDEMPOTENCY_EXTENSION_URI)),
+    /// );
+    /// assert!(card.supports_extension(IDEMPOTENCY_EXTENSION_URI));
+    /// assert!(!card.supports_extension("https://example.com/other"));
+    /// ```
     pub fn supports_extension(&self, uri: &str) -> bool {
         self.capabilities.supports_extension(uri)
     }
 }
 
 /// Who runs an agent.
+///
+/// ```
+/// use a2a_protocol_types::AgentProvider;
+///
+/// let provider: AgentProvider =
+///     serde_json::from_str(r#"{"url": "https://example.com", "organization": "Example"}"#).unwrap();
+/// assert_eq!(provider.organization, "Example");
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AgentProvider {
@@ -144,6 +216,13 @@ pub struct AgentProvider {
 }
 
 /// Optional features an agent supports. An absent flag means "not supported".
+///
+/// ```
+/// use a2a_protocol_types::AgentCapabilities;
+///
+/// let capabilities = AgentCapabilities::none().with_streaming(true);
+/// assert_eq!(serde_json::to_string(&capabilities).unwrap(), r#"{"streaming":true}"#);
+/// ```
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
@@ -165,29 +244,66 @@ pub struct AgentCapabilities {
 
 impl AgentCapabilities {
     /// No optional capability declared.
+    ///
+    /// ```
+    /// use a2a_protocol_types::AgentCapabilities;
+    ///
+    /// assert_eq!(serde_json::to_string(&AgentCapabilities::none()).unwrap(), "{}");
+    /// ```
     pub fn none() -> Self {
         Self::default()
     }
 
     /// Sets `streaming`.
+    ///
+    /// ```
+    /// use a2a_protocol_types::AgentCapabilities;
+    ///
+    /// assert_eq!(AgentCapabilities::none().with_streaming(true).streaming, Some(true));
+    /// ```
     pub fn with_streaming(mut self, streaming: bool) -> Self {
         self.streaming = Some(streaming);
         self
     }
 
     /// Sets `pushNotifications`.
+    ///
+    /// ```
+    /// use a2a_protocol_types::AgentCapabilities;
+    ///
+    /// let capabilities = AgentCapabilities::none().with_push_notifications(false);
+    /// assert_eq!(capabilities.push_notifications, Some(false));
+    /// ```
     pub fn with_push_notifications(mut self, push: bool) -> Self {
         self.push_notifications = Some(push);
         self
     }
 
     /// Sets `extendedAgentCard`.
+    ///
+    /// ```
+    /// use a2a_protocol_types::AgentCapabilities;
+    ///
+    /// let capabilities = AgentCapabilities::none().with_extended_agent_card(true);
+    /// assert_eq!(capabilities.extended_agent_card, Some(true));
+    /// ```
     pub fn with_extended_agent_card(mut self, extended: bool) -> Self {
         self.extended_agent_card = Some(extended);
         self
     }
 
     /// Adds an extension (replacing one with the same URI).
+    ///
+    /// ```
+    /// use a2a_protocol_types::{AgentCapabilities, AgentExtension};
+    ///
+    /// let capabilities = AgentCapabilities::none()
+    ///     .with_extension(AgentExtension::new("https://example.com/ext/v1"))
+    ///     .with_extension(AgentExtension::new("https://example.com/ext/v1").with_required(true));
+    /// let listed = capabilities.extensions.unwrap();
+    /// assert_eq!(listed.len(), 1, "the second replaced the first");
+    /// assert!(listed[0].required);
+    /// ```
     pub fn with_extension(mut self, extension: AgentExtension) -> Self {
         let extensions = self.extensions.get_or_insert_with(Vec::new);
         extensions.retain(|e| e.uri != extension.uri);
@@ -196,6 +312,14 @@ impl AgentCapabilities {
     }
 
     /// Whether an extension with this URI is listed.
+    ///
+    /// ```
+    /// use a2a_protocol_types::{AgentCapabilities, AgentExtension};
+    ///
+    /// let capabilities =
+    ///     AgentCapabilities::none().with_extension(AgentExtension::new("https://example.com/ext/v1"));
+    /// assert!(capabilities.supports_extension("https://example.com/ext/v1"));
+    /// ```
     pub fn supports_extension(&self, uri: &str) -> bool {
         self.extensions
             .as_ref()
@@ -204,6 +328,14 @@ impl AgentCapabilities {
 }
 
 /// A capability the agent offers.
+///
+/// ```
+/// use a2a_protocol_types::AgentSkill;
+///
+/// let skill = AgentSkill::new("translate", "Translate", "Translates text.", vec!["language".into()]);
+/// let json = serde_json::to_value(&skill).unwrap();
+/// assert_eq!(json["tags"][0], "language");
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AgentSkill {
@@ -240,6 +372,13 @@ pub struct AgentSkill {
 
 impl AgentSkill {
     /// A skill with an id, name, description and tags.
+    ///
+    /// ```
+    /// use a2a_protocol_types::AgentSkill;
+    ///
+    /// let skill = AgentSkill::new("echo", "Echo", "Repeats the text.", vec!["test".into()]);
+    /// assert_eq!((skill.id.as_str(), skill.tags.len()), ("echo", 1));
+    /// ```
     pub fn new(
         id: impl Into<String>,
         name: impl Into<String>,
@@ -260,6 +399,16 @@ impl AgentSkill {
 }
 
 /// An endpoint where the agent speaks one binding.
+///
+/// ```
+/// use a2a_protocol_types::AgentInterface;
+///
+/// let interface: AgentInterface = serde_json::from_str(
+///     r#"{"url": "https://a.example/rpc", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}"#,
+/// )
+/// .unwrap();
+/// assert_eq!(interface.protocol_binding, "JSONRPC");
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AgentInterface {
@@ -281,6 +430,13 @@ pub struct AgentInterface {
 
 impl AgentInterface {
     /// An interface speaking `binding` at `url`, in this crate's protocol version.
+    ///
+    /// ```
+    /// use a2a_protocol_types::agent_card::{AgentInterface, BINDING_JSONRPC, PROTOCOL_VERSION};
+    ///
+    /// let interface = AgentInterface::new("https://a.example/rpc", BINDING_JSONRPC);
+    /// assert_eq!(interface.protocol_version, PROTOCOL_VERSION);
+    /// ```
     pub fn new(url: impl Into<String>, binding: impl Into<String>) -> Self {
         Self {
             url: url.into(),
@@ -291,6 +447,13 @@ impl AgentInterface {
     }
 
     /// Sets the tenant.
+    ///
+    /// ```
+    /// use a2a_protocol_types::agent_card::{AgentInterface, BINDING_HTTP_JSON};
+    ///
+    /// let interface = AgentInterface::new("https://a.example", BINDING_HTTP_JSON).with_tenant("acme");
+    /// assert_eq!(interface.tenant, "acme");
+    /// ```
     pub fn with_tenant(mut self, tenant: impl Into<String>) -> Self {
         self.tenant = tenant.into();
         self
@@ -298,6 +461,14 @@ impl AgentInterface {
 }
 
 /// A JWS signature over the card (RFC 7515, spec §8.4).
+///
+/// ```
+/// use a2a_protocol_types::agent_card::AgentCardSignature;
+///
+/// let signature: AgentCardSignature =
+///     serde_json::from_str(r#"{"protected": "eyJhbGciOiJFUzI1NiJ9", "signature": "c2ln"}"#).unwrap();
+/// assert_eq!(signature.signature, "c2ln");
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AgentCardSignature {

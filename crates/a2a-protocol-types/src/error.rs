@@ -25,6 +25,14 @@ pub const RETRY_INFO_TYPE: &str = "type.googleapis.com/google.rpc.RetryInfo";
 macro_rules! error_kinds {
     ($( $(#[$doc:meta])* $kind:ident => ($code:literal, $http:literal, $status:literal, $reason:literal, $msg:literal) ),+ $(,)?) => {
         /// Every error type a server can answer with.
+        ///
+        /// ```
+        /// use a2a_protocol_types::ErrorKind;
+        ///
+        /// let kind = ErrorKind::TaskNotFound;
+        /// assert_eq!((kind.jsonrpc_code(), kind.http_status()), (-32001, 404));
+        /// assert_eq!(kind.to_string(), "TASK_NOT_FOUND");
+        /// ```
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
         #[non_exhaustive]
         pub enum ErrorKind {
@@ -36,31 +44,68 @@ macro_rules! error_kinds {
             pub const ALL: &'static [ErrorKind] = &[$(ErrorKind::$kind),+];
 
             /// The JSON-RPC `error.code`.
+            ///
+            /// ```
+            /// use a2a_protocol_types::ErrorKind;
+            ///
+            /// assert_eq!(ErrorKind::InvalidParams.jsonrpc_code(), -32602);
+            /// ```
             pub fn jsonrpc_code(self) -> i32 {
                 match self { $(ErrorKind::$kind => $code,)+ }
             }
 
             /// The HTTP status the HTTP+JSON binding answers with.
+            ///
+            /// ```
+            /// use a2a_protocol_types::ErrorKind;
+            ///
+            /// assert_eq!(ErrorKind::TaskNotCancelable.http_status(), 400);
+            /// ```
             pub fn http_status(self) -> u16 {
                 match self { $(ErrorKind::$kind => $http,)+ }
             }
 
             /// The `google.rpc.Code` name written as `error.status` in HTTP+JSON bodies.
+            ///
+            /// ```
+            /// use a2a_protocol_types::ErrorKind;
+            ///
+            /// assert_eq!(ErrorKind::TaskNotFound.rpc_status(), "NOT_FOUND");
+            /// ```
             pub fn rpc_status(self) -> &'static str {
                 match self { $(ErrorKind::$kind => $status,)+ }
             }
 
             /// The `ErrorInfo.reason`: the type in UPPER_SNAKE_CASE without the `Error` suffix.
+            ///
+            /// ```
+            /// use a2a_protocol_types::ErrorKind;
+            ///
+            /// assert_eq!(ErrorKind::VersionNotSupported.reason(), "VERSION_NOT_SUPPORTED");
+            /// ```
             pub fn reason(self) -> &'static str {
                 match self { $(ErrorKind::$kind => $reason,)+ }
             }
 
             /// The standard message for the kind.
+            ///
+            /// ```
+            /// use a2a_protocol_types::ErrorKind;
+            ///
+            /// assert!(!ErrorKind::TaskNotFound.default_message().is_empty());
+            /// ```
             pub fn default_message(self) -> &'static str {
                 match self { $(ErrorKind::$kind => $msg,)+ }
             }
 
             /// The kind an `ErrorInfo.reason` names.
+            ///
+            /// ```
+            /// use a2a_protocol_types::ErrorKind;
+            ///
+            /// assert_eq!(ErrorKind::from_reason("TASK_NOT_FOUND"), Some(ErrorKind::TaskNotFound));
+            /// assert_eq!(ErrorKind::from_reason("NO_SUCH_REASON"), None);
+            /// ```
             pub fn from_reason(reason: &str) -> Option<Self> {
                 match reason { $($reason => Some(ErrorKind::$kind),)+ _ => None }
             }
@@ -105,6 +150,13 @@ error_kinds! {
 impl ErrorKind {
     /// The kind a JSON-RPC code names (`-32603` reads as [`ErrorKind::Internal`]; the
     /// `ErrorInfo.reason` tells [`ErrorKind::ResourceExhausted`] apart).
+    ///
+    /// ```
+    /// use a2a_protocol_types::ErrorKind;
+    ///
+    /// assert_eq!(ErrorKind::from_jsonrpc_code(-32001), Some(ErrorKind::TaskNotFound));
+    /// assert_eq!(ErrorKind::from_jsonrpc_code(-32603), Some(ErrorKind::Internal));
+    /// ```
     pub fn from_jsonrpc_code(code: i32) -> Option<Self> {
         Self::ALL
             .iter()
@@ -113,6 +165,13 @@ impl ErrorKind {
     }
 
     /// Whether a retry of the same request may succeed (the server ran nothing).
+    ///
+    /// ```
+    /// use a2a_protocol_types::ErrorKind;
+    ///
+    /// assert!(ErrorKind::ResourceExhausted.is_retryable());
+    /// assert!(!ErrorKind::TaskNotFound.is_retryable());
+    /// ```
     pub fn is_retryable(self) -> bool {
         matches!(self, Self::ResourceExhausted)
     }
@@ -125,6 +184,14 @@ impl fmt::Display for ErrorKind {
 }
 
 /// `google.rpc.ErrorInfo`: why the error happened, machine-readably.
+///
+/// ```
+/// use a2a_protocol_types::A2aError;
+///
+/// let error = A2aError::task_not_found("t-1");
+/// let info = error.error_info().unwrap();
+/// assert_eq!((info.reason.as_str(), info.domain.as_str()), ("TASK_NOT_FOUND", "a2a-protocol.org"));
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ErrorInfo {
@@ -140,6 +207,16 @@ pub struct ErrorInfo {
 }
 
 /// One invalid field of a `google.rpc.BadRequest`.
+///
+/// ```
+/// use a2a_protocol_types::error::FieldViolation;
+///
+/// let violation = FieldViolation {
+///     field: "message.parts".into(),
+///     description: "a message needs at least one part".into(),
+/// };
+/// assert_eq!(serde_json::to_value(&violation).unwrap()["field"], "message.parts");
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct FieldViolation {
@@ -150,6 +227,19 @@ pub struct FieldViolation {
 }
 
 /// `google.rpc.BadRequest`: which fields are invalid.
+///
+/// ```
+/// use a2a_protocol_types::A2aError;
+/// use a2a_protocol_types::error::ErrorDetail;
+///
+/// let error = A2aError::invalid_params("bad request")
+///     .with_field_violation("message.messageId", "must not be empty");
+/// let bad = error.details.iter().find_map(|d| match d {
+///     ErrorDetail::BadRequest(bad) => Some(bad),
+///     _ => None,
+/// });
+/// assert_eq!(bad.unwrap().field_violations[0].field, "message.messageId");
+/// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct BadRequest {
@@ -159,6 +249,15 @@ pub struct BadRequest {
 }
 
 /// `google.rpc.RetryInfo`: how long to wait before retrying.
+///
+/// ```
+/// use std::time::Duration;
+///
+/// use a2a_protocol_types::error::RetryInfo;
+///
+/// let info = RetryInfo { retry_delay: Duration::from_millis(1500) };
+/// assert_eq!(serde_json::to_value(info).unwrap()["retryDelay"], "1.500s");
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RetryInfo {
@@ -191,6 +290,17 @@ mod proto_duration {
 }
 
 /// One entry of an error's `details` / `data` array, identified by its `@type`.
+///
+/// ```
+/// use a2a_protocol_types::error::ErrorDetail;
+///
+/// let detail: ErrorDetail = serde_json::from_value(serde_json::json!({
+///     "@type": "type.googleapis.com/google.rpc.RetryInfo",
+///     "retryDelay": "2s"
+/// }))
+/// .unwrap();
+/// assert!(matches!(detail, ErrorDetail::RetryInfo(info) if info.retry_delay.as_secs() == 2));
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub enum ErrorDetail {
     /// `google.rpc.ErrorInfo`.
@@ -243,6 +353,15 @@ impl<'de> Deserialize<'de> for ErrorDetail {
 /// An A2A error: its kind, a message for humans, and structured details.
 ///
 /// Every error made here carries an `ErrorInfo` with the kind's reason, as spec §11.6 requires.
+///
+/// ```
+/// use a2a_protocol_types::{A2aError, ErrorKind};
+///
+/// let error = A2aError::task_not_found("t-1");
+/// assert_eq!(error.kind, ErrorKind::TaskNotFound);
+/// assert_eq!(error.to_jsonrpc().code, -32001);
+/// assert_eq!(error.to_http().0, 404);
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct A2aError {
     /// The error type.
@@ -263,6 +382,13 @@ impl std::error::Error for A2aError {}
 
 impl A2aError {
     /// An error of `kind` with `message` and an `ErrorInfo` naming the kind.
+    ///
+    /// ```
+    /// use a2a_protocol_types::{A2aError, ErrorKind};
+    ///
+    /// let error = A2aError::new(ErrorKind::UnsupportedOperation, "streaming is off");
+    /// assert_eq!(error.error_info().unwrap().reason, "UNSUPPORTED_OPERATION");
+    /// ```
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
         Self {
             kind,
@@ -276,6 +402,14 @@ impl A2aError {
     }
 
     /// Adds a key to the `ErrorInfo` metadata.
+    ///
+    /// ```
+    /// use a2a_protocol_types::{A2aError, ErrorKind};
+    ///
+    /// let error = A2aError::new(ErrorKind::InvalidParams, "bad page token")
+    ///     .with_metadata("field", "pageToken");
+    /// assert_eq!(error.error_info().unwrap().metadata["field"], "pageToken");
+    /// ```
     pub fn with_metadata(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
         if let Some(info) = self.error_info_mut() {
             info.metadata.insert(key.into(), value.into());
@@ -284,12 +418,32 @@ impl A2aError {
     }
 
     /// Adds a detail object.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// use a2a_protocol_types::error::{ErrorDetail, RetryInfo};
+    /// use a2a_protocol_types::{A2aError, ErrorKind};
+    ///
+    /// let error = A2aError::new(ErrorKind::Internal, "busy")
+    ///     .with_detail(ErrorDetail::RetryInfo(RetryInfo { retry_delay: Duration::from_secs(1) }));
+    /// assert_eq!(error.retry_after(), Some(Duration::from_secs(1)));
+    /// ```
     pub fn with_detail(mut self, detail: ErrorDetail) -> Self {
         self.details.push(detail);
         self
     }
 
     /// Adds a `BadRequest` field violation (merging into an existing `BadRequest`).
+    ///
+    /// ```
+    /// use a2a_protocol_types::A2aError;
+    ///
+    /// let error = A2aError::invalid_params("two fields are wrong")
+    ///     .with_field_violation("message.role", "must be ROLE_USER")
+    ///     .with_field_violation("message.parts", "must not be empty");
+    /// assert_eq!(error.details.len(), 2, "one ErrorInfo, one BadRequest with both fields");
+    /// ```
     pub fn with_field_violation(
         mut self,
         field: impl Into<String>,
@@ -312,6 +466,16 @@ impl A2aError {
     }
 
     /// Adds a `RetryInfo` advising the delay before a retry.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// use a2a_protocol_types::{A2aError, ErrorKind};
+    ///
+    /// let error = A2aError::new(ErrorKind::ResourceExhausted, "full")
+    ///     .with_retry_after(Duration::from_secs(3));
+    /// assert_eq!(error.retry_after(), Some(Duration::from_secs(3)));
+    /// ```
     pub fn with_retry_after(mut self, delay: Duration) -> Self {
         self.details
             .retain(|d| !matches!(d, ErrorDetail::RetryInfo(_)));
@@ -321,6 +485,14 @@ impl A2aError {
     }
 
     /// `TaskNotFoundError` for `task_id`.
+    ///
+    /// ```
+    /// use a2a_protocol_types::{A2aError, ErrorKind};
+    ///
+    /// let error = A2aError::task_not_found("t-1");
+    /// assert_eq!(error.kind, ErrorKind::TaskNotFound);
+    /// assert!(error.message.contains("t-1"));
+    /// ```
     pub fn task_not_found(task_id: &str) -> Self {
         Self::new(
             ErrorKind::TaskNotFound,
@@ -333,6 +505,13 @@ impl A2aError {
     }
 
     /// `TaskNotCancelableError` for a task in `state`.
+    ///
+    /// ```
+    /// use a2a_protocol_types::{A2aError, ErrorKind, TaskState};
+    ///
+    /// let error = A2aError::task_not_cancelable("t-1", TaskState::Completed);
+    /// assert_eq!(error.kind, ErrorKind::TaskNotCancelable);
+    /// ```
     pub fn task_not_cancelable(task_id: &str, state: crate::task::TaskState) -> Self {
         Self::new(
             ErrorKind::TaskNotCancelable,
@@ -342,16 +521,35 @@ impl A2aError {
     }
 
     /// `InvalidParams` with a message.
+    ///
+    /// ```
+    /// use a2a_protocol_types::{A2aError, ErrorKind};
+    ///
+    /// assert_eq!(A2aError::invalid_params("no parts").kind, ErrorKind::InvalidParams);
+    /// ```
     pub fn invalid_params(message: impl Into<String>) -> Self {
         Self::new(ErrorKind::InvalidParams, message)
     }
 
     /// `UnsupportedOperationError` with a message.
+    ///
+    /// ```
+    /// use a2a_protocol_types::{A2aError, ErrorKind};
+    ///
+    /// let error = A2aError::unsupported_operation("no streaming here");
+    /// assert_eq!(error.kind, ErrorKind::UnsupportedOperation);
+    /// ```
     pub fn unsupported_operation(message: impl Into<String>) -> Self {
         Self::new(ErrorKind::UnsupportedOperation, message)
     }
 
     /// `PushNotificationNotSupportedError`.
+    ///
+    /// ```
+    /// use a2a_protocol_types::A2aError;
+    ///
+    /// assert_eq!(A2aError::push_notification_not_supported().to_jsonrpc().code, -32003);
+    /// ```
     pub fn push_notification_not_supported() -> Self {
         Self::new(
             ErrorKind::PushNotificationNotSupported,
@@ -360,6 +558,14 @@ impl A2aError {
     }
 
     /// `VersionNotSupportedError` for a requested version.
+    ///
+    /// ```
+    /// use a2a_protocol_types::{A2aError, ErrorKind};
+    ///
+    /// let error = A2aError::version_not_supported("0.2", &["1.0"]);
+    /// assert_eq!(error.kind, ErrorKind::VersionNotSupported);
+    /// assert!(error.message.contains("1.0"));
+    /// ```
     pub fn version_not_supported(requested: &str, supported: &[&str]) -> Self {
         Self::new(
             ErrorKind::VersionNotSupported,
@@ -374,16 +580,39 @@ impl A2aError {
     }
 
     /// `InternalError` with a message (never the cause's internals: log those instead).
+    ///
+    /// ```
+    /// use a2a_protocol_types::A2aError;
+    ///
+    /// assert_eq!(A2aError::internal("the store failed").to_http().0, 500);
+    /// ```
     pub fn internal(message: impl Into<String>) -> Self {
         Self::new(ErrorKind::Internal, message)
     }
 
     /// Temporarily unavailable: nothing ran; retry after `retry_after`.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// use a2a_protocol_types::A2aError;
+    ///
+    /// let error = A2aError::resource_exhausted("the key index is full", Duration::from_secs(1));
+    /// assert_eq!(error.to_http().0, 503);
+    /// assert_eq!(error.to_jsonrpc().code, -32603);
+    /// assert_eq!(error.retry_after(), Some(Duration::from_secs(1)));
+    /// ```
     pub fn resource_exhausted(message: impl Into<String>, retry_after: Duration) -> Self {
         Self::new(ErrorKind::ResourceExhausted, message).with_retry_after(retry_after)
     }
 
     /// The first `ErrorInfo` detail.
+    ///
+    /// ```
+    /// use a2a_protocol_types::A2aError;
+    ///
+    /// assert_eq!(A2aError::invalid_params("x").error_info().unwrap().reason, "INVALID_PARAMS");
+    /// ```
     pub fn error_info(&self) -> Option<&ErrorInfo> {
         self.details.iter().find_map(|d| match d {
             ErrorDetail::ErrorInfo(info) => Some(info),
@@ -399,6 +628,12 @@ impl A2aError {
     }
 
     /// The advised retry delay, from a `RetryInfo` detail.
+    ///
+    /// ```
+    /// use a2a_protocol_types::A2aError;
+    ///
+    /// assert_eq!(A2aError::internal("x").retry_after(), None);
+    /// ```
     pub fn retry_after(&self) -> Option<Duration> {
         self.details.iter().find_map(|d| match d {
             ErrorDetail::RetryInfo(retry) => Some(retry.retry_delay),
@@ -407,6 +642,14 @@ impl A2aError {
     }
 
     /// The JSON-RPC error object (spec §9.5).
+    ///
+    /// ```
+    /// use a2a_protocol_types::A2aError;
+    ///
+    /// let error = A2aError::task_not_found("t-1").to_jsonrpc();
+    /// assert_eq!(error.code, -32001);
+    /// assert!(error.data.is_some(), "the details travel in data");
+    /// ```
     pub fn to_jsonrpc(&self) -> JsonRpcError {
         JsonRpcError {
             code: self.kind.jsonrpc_code(),
@@ -416,6 +659,13 @@ impl A2aError {
     }
 
     /// Reads a JSON-RPC error object; the `ErrorInfo` reason, when present, decides the kind.
+    ///
+    /// ```
+    /// use a2a_protocol_types::{A2aError, ErrorKind};
+    ///
+    /// let wire = A2aError::task_not_found("t-1").to_jsonrpc();
+    /// assert_eq!(A2aError::from_jsonrpc(&wire).kind, ErrorKind::TaskNotFound);
+    /// ```
     pub fn from_jsonrpc(error: &JsonRpcError) -> Self {
         let details = parse_details(error.data.as_ref());
         let by_reason = reason_kind(&details);
@@ -431,6 +681,13 @@ impl A2aError {
     }
 
     /// The HTTP status and `google.rpc.Status` body of the HTTP+JSON binding (spec §11.6).
+    ///
+    /// ```
+    /// use a2a_protocol_types::A2aError;
+    ///
+    /// let (status, body) = A2aError::task_not_found("t-1").to_http();
+    /// assert_eq!((status, body.error.status.as_str()), (404, "NOT_FOUND"));
+    /// ```
     pub fn to_http(&self) -> (u16, HttpErrorBody) {
         let status = self.kind.http_status();
         let body = HttpErrorBody {
@@ -445,6 +702,13 @@ impl A2aError {
     }
 
     /// Reads an HTTP+JSON error; the `ErrorInfo` reason decides the kind, else the status.
+    ///
+    /// ```
+    /// use a2a_protocol_types::{A2aError, ErrorKind};
+    ///
+    /// let (status, body) = A2aError::task_not_found("t-1").to_http();
+    /// assert_eq!(A2aError::from_http(status, &body).kind, ErrorKind::TaskNotFound);
+    /// ```
     pub fn from_http(status: u16, body: &HttpErrorBody) -> Self {
         let kind = reason_kind(&body.error.details).unwrap_or(match status {
             404 => ErrorKind::TaskNotFound,
@@ -464,6 +728,17 @@ impl A2aError {
     /// Reads any error body a peer may answer with over HTTP: the `google.rpc.Status` shape of
     /// spec §11.6, or an RFC 9457 `application/problem+json` body (whose `type` URL's last
     /// segment, such as `version-not-supported`, names the kind). Falls back to the status.
+    ///
+    /// ```
+    /// use a2a_protocol_types::{A2aError, ErrorKind};
+    ///
+    /// let problem = serde_json::json!({
+    ///     "type": "https://a2a-protocol.org/errors/version-not-supported",
+    ///     "title": "Version not supported",
+    /// });
+    /// assert_eq!(A2aError::from_http_value(400, &problem).kind, ErrorKind::VersionNotSupported);
+    /// assert_eq!(A2aError::from_http_value(404, &serde_json::json!("?")).kind, ErrorKind::TaskNotFound);
+    /// ```
     pub fn from_http_value(status: u16, body: &Value) -> Self {
         if let Ok(parsed) = HttpErrorBody::deserialize(body) {
             return Self::from_http(status, &parsed);
@@ -540,6 +815,14 @@ fn truncate(text: &str) -> String {
 }
 
 /// The body of an HTTP+JSON error response: `{"error": {...}}`.
+///
+/// ```
+/// use a2a_protocol_types::A2aError;
+///
+/// let (_, body) = A2aError::invalid_params("no parts").to_http();
+/// let json = serde_json::to_value(&body).unwrap();
+/// assert_eq!(json["error"]["status"], "INVALID_ARGUMENT");
+/// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct HttpErrorBody {
     /// The error.
@@ -547,6 +830,13 @@ pub struct HttpErrorBody {
 }
 
 /// `google.rpc.Status` as the HTTP+JSON binding writes it.
+///
+/// ```
+/// use a2a_protocol_types::A2aError;
+///
+/// let (_, body) = A2aError::task_not_found("t-1").to_http();
+/// assert_eq!(body.error.code, 404);
+/// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct HttpError {
     /// The HTTP status code.

@@ -9,6 +9,17 @@ use crate::serde_util;
 use crate::task::{Artifact, Task, TaskStatus};
 
 /// A task's status changed.
+///
+/// ```
+/// use a2a_protocol_types::{StreamResponse, TaskState};
+///
+/// let event: StreamResponse = serde_json::from_str(
+///     r#"{"statusUpdate": {"taskId": "t-1", "contextId": "c-1", "status": {"state": "TASK_STATE_WORKING"}}}"#,
+/// )
+/// .unwrap();
+/// let StreamResponse::StatusUpdate(update) = event else { panic!("a status update") };
+/// assert_eq!(update.status.state, TaskState::Working);
+/// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TaskStatusUpdateEvent {
@@ -28,6 +39,18 @@ pub struct TaskStatusUpdateEvent {
 }
 
 /// A task produced an artifact, or another chunk of one.
+///
+/// ```
+/// use a2a_protocol_types::StreamResponse;
+///
+/// let event: StreamResponse = serde_json::from_str(
+///     r#"{"artifactUpdate": {"taskId": "t-1", "artifact": {"artifactId": "a-1", "parts": [{"text": "more"}]},
+///         "append": true, "lastChunk": true}}"#,
+/// )
+/// .unwrap();
+/// let StreamResponse::ArtifactUpdate(update) = event else { panic!("an artifact update") };
+/// assert!(update.append && update.last_chunk);
+/// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TaskArtifactUpdateEvent {
@@ -55,6 +78,14 @@ pub struct TaskArtifactUpdateEvent {
 }
 
 /// One event of a stream (and the payload of a push notification): exactly one of four kinds.
+///
+/// ```
+/// use a2a_protocol_types::{Message, StreamResponse};
+///
+/// let event = StreamResponse::Message(Message::agent_text("hello"));
+/// let json = serde_json::to_value(&event).unwrap();
+/// assert_eq!(json["message"]["role"], "ROLE_AGENT", "one wrapper key names the kind");
+/// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum StreamResponse {
@@ -70,6 +101,13 @@ pub enum StreamResponse {
 
 impl StreamResponse {
     /// The task this event is about, if any.
+    ///
+    /// ```
+    /// use a2a_protocol_types::{StreamResponse, Task, TaskState, TaskStatus};
+    ///
+    /// let event = StreamResponse::Task(Task::new("t-1", "c-1", TaskStatus::new(TaskState::Submitted)));
+    /// assert_eq!(event.task_id().map(|id| id.as_str()), Some("t-1"));
+    /// ```
     pub fn task_id(&self) -> Option<&TaskId> {
         match self {
             Self::Task(task) => Some(&task.id),
@@ -80,6 +118,14 @@ impl StreamResponse {
     }
 
     /// Whether this event ends a stream: a message, or a task or status in a settled state.
+    ///
+    /// ```
+    /// use a2a_protocol_types::{Message, StreamResponse, Task, TaskState, TaskStatus};
+    ///
+    /// let working = StreamResponse::Task(Task::new("t-1", "c-1", TaskStatus::new(TaskState::Working)));
+    /// assert!(!working.is_final());
+    /// assert!(StreamResponse::Message(Message::agent_text("hi")).is_final());
+    /// ```
     pub fn is_final(&self) -> bool {
         match self {
             Self::Message(_) => true,

@@ -12,6 +12,15 @@ use crate::serde_util;
 pub const EXTENSIONS_HEADER: &str = "A2A-Extensions";
 
 /// An extension an agent supports, as listed in `capabilities.extensions`.
+///
+/// ```
+/// use a2a_protocol_types::AgentExtension;
+///
+/// let extension = AgentExtension::new("https://example.com/ext/v1").with_description("An example.");
+/// let json = serde_json::to_value(&extension).unwrap();
+/// assert_eq!(json["uri"], "https://example.com/ext/v1");
+/// assert_eq!(json["required"], false, "always written");
+/// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AgentExtension {
@@ -32,6 +41,13 @@ pub struct AgentExtension {
 
 impl AgentExtension {
     /// An optional extension with no description or parameters.
+    ///
+    /// ```
+    /// use a2a_protocol_types::AgentExtension;
+    ///
+    /// let extension = AgentExtension::new("https://example.com/ext/v1");
+    /// assert!(!extension.required && extension.description.is_none());
+    /// ```
     pub fn new(uri: impl Into<String>) -> Self {
         Self {
             uri: uri.into(),
@@ -42,18 +58,40 @@ impl AgentExtension {
     }
 
     /// Sets the description.
+    ///
+    /// ```
+    /// use a2a_protocol_types::AgentExtension;
+    ///
+    /// let extension = AgentExtension::new("https://example.com/ext/v1").with_description("Keys.");
+    /// assert_eq!(extension.description.as_deref(), Some("Keys."));
+    /// ```
     pub fn with_description(mut self, description: impl Into<String>) -> Self {
         self.description = Some(description.into());
         self
     }
 
     /// Marks the extension as required.
+    ///
+    /// ```
+    /// use a2a_protocol_types::AgentExtension;
+    ///
+    /// assert!(AgentExtension::new("https://example.com/ext/v1").with_required(true).required);
+    /// ```
     pub fn with_required(mut self, required: bool) -> Self {
         self.required = required;
         self
     }
 
     /// Sets the parameters.
+    ///
+    /// ```
+    /// use a2a_protocol_types::{AgentExtension, Metadata};
+    ///
+    /// let mut params = Metadata::new();
+    /// params.insert("maxTtlMs".into(), 60_000.into());
+    /// let extension = AgentExtension::new("https://example.com/ext/v1").with_params(params);
+    /// assert_eq!(extension.params.unwrap()["maxTtlMs"], 60_000);
+    /// ```
     pub fn with_params(mut self, params: Metadata) -> Self {
         self.params = Some(params);
         self
@@ -61,6 +99,15 @@ impl AgentExtension {
 }
 
 /// Splits an `A2A-Extensions` header value into URIs (comma-separated, blanks dropped).
+///
+/// ```
+/// use a2a_protocol_types::extensions::parse_extensions_header;
+///
+/// assert_eq!(
+///     parse_extensions_header(" https://a.example/x/v1, https://b.example/y/v1 ,,"),
+///     ["https://a.example/x/v1", "https://b.example/y/v1"],
+/// );
+/// ```
 pub fn parse_extensions_header(value: &str) -> Vec<String> {
     let mut uris: Vec<String> = Vec::new();
     for uri in value.split(',').map(str::trim).filter(|s| !s.is_empty()) {
@@ -72,6 +119,15 @@ pub fn parse_extensions_header(value: &str) -> Vec<String> {
 }
 
 /// Joins URIs into an `A2A-Extensions` header value.
+///
+/// ```
+/// use a2a_protocol_types::extensions::format_extensions_header;
+///
+/// assert_eq!(
+///     format_extensions_header(&["https://a.example/x/v1", "https://b.example/y/v1"]),
+///     "https://a.example/x/v1,https://b.example/y/v1",
+/// );
+/// ```
 pub fn format_extensions_header<S: AsRef<str>>(uris: &[S]) -> String {
     uris.iter().map(AsRef::as_ref).collect::<Vec<_>>().join(",")
 }

@@ -24,6 +24,17 @@ pub const MIN_KEY_LEN: usize = 16;
 pub const MAX_KEY_LEN: usize = 255;
 
 /// Why a string is not an acceptable idempotency key.
+///
+/// ```
+/// use a2a_protocol_types::idempotency::{KeyError, key_of};
+/// use a2a_protocol_types::{Message, Metadata};
+///
+/// let mut message = Message::user_text("hi");
+/// let mut metadata = Metadata::new();
+/// metadata.insert("a2a-rust.com/idempotency-key".into(), serde_json::json!(12345));
+/// message.metadata = Some(metadata);
+/// assert_eq!(key_of(&message), Err(KeyError::NotAString));
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, thiserror::Error)]
 #[non_exhaustive]
 pub enum KeyError {
@@ -55,6 +66,14 @@ fn is_key_byte(byte: u8) -> bool {
 ///
 /// The length rules reject counters and words; they cannot detect a long key with little
 /// entropy, so generate keys from a CSPRNG ([`generate_key`]).
+///
+/// ```
+/// use a2a_protocol_types::idempotency::{KeyError, validate_key};
+///
+/// assert!(validate_key("8f14e45fceea167a5a36dedd4bea2543").is_ok());
+/// assert_eq!(validate_key("short"), Err(KeyError::TooShort));
+/// assert_eq!(validate_key("has spaces in it, sadly"), Err(KeyError::InvalidCharacter));
+/// ```
 pub fn validate_key(key: &str) -> Result<(), KeyError> {
     if key.len() > MAX_KEY_LEN {
         return Err(KeyError::TooLong);
@@ -70,6 +89,16 @@ pub fn validate_key(key: &str) -> Result<(), KeyError> {
 
 /// The message's idempotency key: `Ok(None)` when it has none, an error when the one it has is
 /// malformed.
+///
+/// ```
+/// use a2a_protocol_types::Message;
+/// use a2a_protocol_types::idempotency::{key_of, set_key};
+///
+/// let mut message = Message::user_text("hi");
+/// assert_eq!(key_of(&message), Ok(None));
+/// set_key(&mut message, "8f14e45fceea167a5a36dedd4bea2543").unwrap();
+/// assert_eq!(key_of(&message), Ok(Some("8f14e45fceea167a5a36dedd4bea2543")));
+/// ```
 pub fn key_of(message: &Message) -> Result<Option<&str>, KeyError> {
     match metadata_value(message, IDEMPOTENCY_METADATA_KEY) {
         None => Ok(None),
@@ -80,6 +109,17 @@ pub fn key_of(message: &Message) -> Result<Option<&str>, KeyError> {
 
 /// Attaches `key` to the message (replacing any earlier key) and declares the extension once.
 /// Nothing changes when the key is invalid.
+///
+/// ```
+/// use a2a_protocol_types::Message;
+/// use a2a_protocol_types::idempotency::{KeyError, declares_extension, set_key};
+///
+/// let mut message = Message::user_text("hi");
+/// assert_eq!(set_key(&mut message, "tiny"), Err(KeyError::TooShort));
+/// assert!(message.metadata.is_none(), "nothing changes on an invalid key");
+/// set_key(&mut message, "8f14e45fceea167a5a36dedd4bea2543").unwrap();
+/// assert!(declares_extension(&message));
+/// ```
 pub fn set_key(message: &mut Message, key: &str) -> Result<(), KeyError> {
     validate_key(key)?;
     attach(
@@ -92,6 +132,16 @@ pub fn set_key(message: &mut Message, key: &str) -> Result<(), KeyError> {
 }
 
 /// Whether the message declares the idempotency extension in `Message.extensions`.
+///
+/// ```
+/// use a2a_protocol_types::Message;
+/// use a2a_protocol_types::idempotency::{IDEMPOTENCY_EXTENSION_URI, declares_extension};
+///
+/// let mut message = Message::user_text("hi");
+/// assert!(!declares_extension(&message));
+/// message.declare_extension(IDEMPOTENCY_EXTENSION_URI);
+/// assert!(declares_extension(&message));
+/// ```
 pub fn declares_extension(message: &Message) -> bool {
     message.declares(IDEMPOTENCY_EXTENSION_URI)
 }
@@ -101,6 +151,14 @@ pub fn declares_extension(message: &Message) -> bool {
 /// # Panics
 ///
 /// If the operating system cannot provide random bytes, which leaves no safe way to make a key.
+///
+/// ```
+/// use a2a_protocol_types::idempotency::{generate_key, validate_key};
+///
+/// let key = generate_key();
+/// assert_eq!(key.len(), 64);
+/// assert!(validate_key(&key).is_ok());
+/// ```
 pub fn generate_key() -> String {
     let mut bytes = [0u8; 32];
     getrandom::fill(&mut bytes).expect("the OS random number generator is unavailable");

@@ -7,32 +7,72 @@ use serde::{Deserialize, Serialize};
 macro_rules! string_id {
     ($(#[$doc:meta])* $name:ident) => {
         $(#[$doc])*
+        ///
+        /// ```
+        #[doc = concat!("use a2a_protocol_types::", stringify!($name), ";")]
+        ///
+        #[doc = concat!("let id = ", stringify!($name), "::new(\"id-1\");")]
+        /// assert_eq!(serde_json::to_value(&id).unwrap(), "id-1", "written as a plain string");
+        /// ```
         #[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
         #[serde(transparent)]
         pub struct $name(String);
 
         impl $name {
             /// Wraps an existing identifier.
+            ///
+            /// ```
+            #[doc = concat!("use a2a_protocol_types::", stringify!($name), ";")]
+            ///
+            #[doc = concat!("assert_eq!(", stringify!($name), "::new(\"id-1\").as_str(), \"id-1\");")]
+            /// ```
             pub fn new(id: impl Into<String>) -> Self {
                 Self(id.into())
             }
 
             /// A fresh random identifier (a UUID v4).
+            ///
+            /// ```
+            #[doc = concat!("use a2a_protocol_types::", stringify!($name), ";")]
+            ///
+            #[doc = concat!("let (a, b) = (", stringify!($name), "::random(), ", stringify!($name), "::random());")]
+            /// assert_ne!(a, b);
+            /// assert_eq!(a.as_str().len(), 36);
+            /// ```
             pub fn random() -> Self {
                 Self(uuid::Uuid::new_v4().to_string())
             }
 
             /// The identifier as a string slice.
+            ///
+            /// ```
+            #[doc = concat!("use a2a_protocol_types::", stringify!($name), ";")]
+            ///
+            #[doc = concat!("assert_eq!(", stringify!($name), "::from(\"abc\").as_str(), \"abc\");")]
+            /// ```
             pub fn as_str(&self) -> &str {
                 &self.0
             }
 
             /// Whether the identifier is empty, which on the wire means "not set".
+            ///
+            /// ```
+            #[doc = concat!("use a2a_protocol_types::", stringify!($name), ";")]
+            ///
+            #[doc = concat!("assert!(", stringify!($name), "::default().is_empty());")]
+            #[doc = concat!("assert!(!", stringify!($name), "::new(\"x\").is_empty());")]
+            /// ```
             pub fn is_empty(&self) -> bool {
                 self.0.is_empty()
             }
 
             /// Unwraps the identifier.
+            ///
+            /// ```
+            #[doc = concat!("use a2a_protocol_types::", stringify!($name), ";")]
+            ///
+            #[doc = concat!("assert_eq!(", stringify!($name), "::new(\"x\").into_string(), String::from(\"x\"));")]
+            /// ```
             pub fn into_string(self) -> String {
                 self.0
             }

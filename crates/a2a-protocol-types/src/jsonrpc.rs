@@ -50,6 +50,14 @@ pub mod methods {
 }
 
 /// A request id: a string, a number, or `null`.
+///
+/// ```
+/// use a2a_protocol_types::jsonrpc::JsonRpcId;
+///
+/// let id: JsonRpcId = serde_json::from_str("7").unwrap();
+/// assert_eq!(id, JsonRpcId::from(7));
+/// assert_eq!(serde_json::to_string(&JsonRpcId::from("req-1")).unwrap(), r#""req-1""#);
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum JsonRpcId {
@@ -81,6 +89,16 @@ impl From<&str> for JsonRpcId {
 
 /// A JSON-RPC request. `id` is `None` for a notification, `Some(JsonRpcId::Null)` for
 /// `"id": null`.
+///
+/// ```
+/// use a2a_protocol_types::jsonrpc::{JsonRpcRequest, methods};
+///
+/// let request: JsonRpcRequest = serde_json::from_str(
+///     r#"{"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": "t-1"}}"#,
+/// )
+/// .unwrap();
+/// assert_eq!(request.method, methods::GET_TASK);
+/// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct JsonRpcRequest {
     /// Must be `"2.0"`.
@@ -105,6 +123,14 @@ fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<JsonRpcId>, D::Erro
 
 impl JsonRpcRequest {
     /// A request for `method` with `params`.
+    ///
+    /// ```
+    /// use a2a_protocol_types::jsonrpc::{JsonRpcRequest, methods};
+    ///
+    /// let request = JsonRpcRequest::new(1, methods::GET_TASK, Some(serde_json::json!({"id": "t-1"})));
+    /// let json = serde_json::to_value(&request).unwrap();
+    /// assert_eq!((json["jsonrpc"].as_str(), json["id"].as_i64()), (Some("2.0"), Some(1)));
+    /// ```
     pub fn new(id: impl Into<JsonRpcId>, method: impl Into<String>, params: Option<Value>) -> Self {
         Self {
             jsonrpc: JSONRPC_VERSION.into(),
@@ -116,6 +142,14 @@ impl JsonRpcRequest {
 }
 
 /// A JSON-RPC error object.
+///
+/// ```
+/// use a2a_protocol_types::jsonrpc::JsonRpcError;
+///
+/// let error: JsonRpcError = serde_json::from_str(r#"{"code": -32601, "message": "no such method"}"#).unwrap();
+/// assert_eq!(error.code, -32601);
+/// assert!(error.data.is_none());
+/// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct JsonRpcError {
     /// The error code.
@@ -129,6 +163,15 @@ pub struct JsonRpcError {
 }
 
 /// A JSON-RPC response: a result or an error, never both.
+///
+/// ```
+/// use a2a_protocol_types::jsonrpc::{JsonRpcId, JsonRpcResponse};
+///
+/// let response: JsonRpcResponse =
+///     serde_json::from_str(r#"{"jsonrpc": "2.0", "id": 1, "result": {"ok": true}}"#).unwrap();
+/// assert_eq!(response.id, JsonRpcId::from(1));
+/// assert_eq!(response.outcome.unwrap()["ok"], true);
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct JsonRpcResponse<T = Value> {
     /// The id of the request answered.
@@ -139,6 +182,13 @@ pub struct JsonRpcResponse<T = Value> {
 
 impl<T> JsonRpcResponse<T> {
     /// A success.
+    ///
+    /// ```
+    /// use a2a_protocol_types::jsonrpc::{JsonRpcId, JsonRpcResponse};
+    ///
+    /// let response = JsonRpcResponse::success(JsonRpcId::from(1), serde_json::json!({"ok": true}));
+    /// assert_eq!(serde_json::to_value(&response).unwrap()["result"]["ok"], true);
+    /// ```
     pub fn success(id: JsonRpcId, result: T) -> Self {
         Self {
             id,
@@ -147,6 +197,17 @@ impl<T> JsonRpcResponse<T> {
     }
 
     /// A failure.
+    ///
+    /// ```
+    /// use a2a_protocol_types::A2aError;
+    /// use a2a_protocol_types::jsonrpc::{JsonRpcId, JsonRpcResponse};
+    ///
+    /// let response: JsonRpcResponse =
+    ///     JsonRpcResponse::error(JsonRpcId::Null, A2aError::invalid_params("no id").to_jsonrpc());
+    /// let json = serde_json::to_value(&response).unwrap();
+    /// assert_eq!(json["error"]["code"], -32602);
+    /// assert!(json["id"].is_null() && json.get("result").is_none());
+    /// ```
     pub fn error(id: JsonRpcId, error: JsonRpcError) -> Self {
         Self {
             id,

@@ -19,6 +19,15 @@ pub const LEASE_METADATA_KEY: &str = "a2a-rust.com/lease";
 pub const MIN_LEASE_TTL_MS: u64 = 1_000;
 
 /// A lease granted to a child task.
+///
+/// ```
+/// use std::time::Duration;
+///
+/// use a2a_protocol_types::lease::Lease;
+///
+/// let lease = Lease::new(Duration::from_secs(30));
+/// assert_eq!(serde_json::to_string(&lease).unwrap(), r#"{"ttlMs":30000}"#);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Lease {
@@ -28,6 +37,14 @@ pub struct Lease {
 
 impl Lease {
     /// A lease of `ttl` (whole milliseconds, saturating).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// use a2a_protocol_types::lease::Lease;
+    ///
+    /// assert_eq!(Lease::new(Duration::from_millis(1_500)).ttl_ms, 1_500);
+    /// ```
     pub fn new(ttl: Duration) -> Self {
         Self {
             ttl_ms: u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX),
@@ -35,11 +52,26 @@ impl Lease {
     }
 
     /// The time-to-live.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// use a2a_protocol_types::lease::Lease;
+    ///
+    /// assert_eq!(Lease { ttl_ms: 2_000 }.ttl(), Duration::from_secs(2));
+    /// ```
     pub fn ttl(&self) -> Duration {
         Duration::from_millis(self.ttl_ms)
     }
 
     /// Checks the lease is at least [`MIN_LEASE_TTL_MS`].
+    ///
+    /// ```
+    /// use a2a_protocol_types::lease::{Lease, LeaseError};
+    ///
+    /// assert_eq!(Lease { ttl_ms: 999 }.validate(), Err(LeaseError::TooShort));
+    /// assert!(Lease { ttl_ms: 1_000 }.validate().is_ok());
+    /// ```
     pub fn validate(&self) -> Result<(), LeaseError> {
         if self.ttl_ms < MIN_LEASE_TTL_MS {
             return Err(LeaseError::TooShort);
@@ -49,6 +81,17 @@ impl Lease {
 }
 
 /// Why a lease is not acceptable.
+///
+/// ```
+/// use a2a_protocol_types::lease::{LeaseError, lease_of};
+/// use a2a_protocol_types::{Message, Metadata};
+///
+/// let mut message = Message::user_text("work");
+/// let mut metadata = Metadata::new();
+/// metadata.insert("a2a-rust.com/lease".into(), serde_json::json!("30s"));
+/// message.metadata = Some(metadata);
+/// assert_eq!(lease_of(&message), Err(LeaseError::Malformed));
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, thiserror::Error)]
 #[non_exhaustive]
 pub enum LeaseError {
@@ -61,6 +104,18 @@ pub enum LeaseError {
 }
 
 /// The message's lease: `Ok(None)` when it has none, an error when the one it has is malformed.
+///
+/// ```
+/// use std::time::Duration;
+///
+/// use a2a_protocol_types::Message;
+/// use a2a_protocol_types::lease::{Lease, lease_of, set_lease};
+///
+/// let mut message = Message::user_text("work");
+/// assert_eq!(lease_of(&message), Ok(None));
+/// set_lease(&mut message, Lease::new(Duration::from_secs(30))).unwrap();
+/// assert_eq!(lease_of(&message).unwrap().unwrap().ttl(), Duration::from_secs(30));
+/// ```
 pub fn lease_of(message: &Message) -> Result<Option<Lease>, LeaseError> {
     let Some(value) = metadata_value(message, LEASE_METADATA_KEY) else {
         return Ok(None);
@@ -71,6 +126,18 @@ pub fn lease_of(message: &Message) -> Result<Option<Lease>, LeaseError> {
 }
 
 /// Attaches the lease to the message and declares the extension once.
+///
+/// ```
+/// use std::time::Duration;
+///
+/// use a2a_protocol_types::Message;
+/// use a2a_protocol_types::lease::{LEASE_EXTENSION_URI, Lease, LeaseError, set_lease};
+///
+/// let mut message = Message::user_text("work");
+/// set_lease(&mut message, Lease::new(Duration::from_secs(30))).unwrap();
+/// assert!(message.declares(LEASE_EXTENSION_URI));
+/// assert_eq!(set_lease(&mut message, Lease { ttl_ms: 10 }), Err(LeaseError::TooShort));
+/// ```
 pub fn set_lease(message: &mut Message, lease: Lease) -> Result<(), LeaseError> {
     lease.validate()?;
     let value = serde_json::to_value(lease).map_err(|_| LeaseError::Malformed)?;

@@ -14,6 +14,14 @@ pub use crate::ids::{ContextId, MessageId, TaskId};
 
 proto_enum! {
     /// Who sent a message (proto `Role`).
+    ///
+    /// ```
+    /// use a2a_protocol_types::MessageRole;
+    ///
+    /// assert_eq!(serde_json::to_value(MessageRole::User).unwrap(), "ROLE_USER");
+    /// let legacy: MessageRole = serde_json::from_str(r#""agent""#).unwrap();
+    /// assert_eq!(legacy, MessageRole::Agent, "v0.3 spellings are read too");
+    /// ```
     pub enum MessageRole {
         /// Not set; invalid on a message that is sent.
         Unspecified = ("ROLE_UNSPECIFIED", 0),
@@ -31,6 +39,18 @@ pub type Role = MessageRole;
 ///
 /// Optional fields are `None` when unset; empty strings and lists received from a peer are read
 /// as unset, and unset fields are not written.
+///
+/// ```
+/// use a2a_protocol_types::{Message, MessageRole};
+///
+/// let message: Message = serde_json::from_str(
+///     r#"{"messageId": "m-1", "role": "ROLE_USER", "parts": [{"text": "hello"}], "contextId": ""}"#,
+/// )
+/// .unwrap();
+/// assert_eq!(message.role, MessageRole::User);
+/// assert_eq!(message.context_id, None, "an empty string reads as unset");
+/// assert_eq!(message.text(), "hello");
+/// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Message {
@@ -70,6 +90,14 @@ pub struct Message {
 
 impl Message {
     /// A message from `role` with the given parts, a random id, and nothing else set.
+    ///
+    /// ```
+    /// use a2a_protocol_types::{Message, MessageRole, Part};
+    ///
+    /// let message = Message::new(MessageRole::User, vec![Part::text("a"), Part::url("https://x.example/f")]);
+    /// assert_eq!(message.parts.len(), 2);
+    /// assert!(!message.id.is_empty(), "a random id");
+    /// ```
     pub fn new(role: MessageRole, parts: Vec<Part>) -> Self {
         Self {
             id: MessageId::random(),
@@ -84,34 +112,77 @@ impl Message {
     }
 
     /// A user message holding one text part.
+    ///
+    /// ```
+    /// use a2a_protocol_types::{Message, MessageRole};
+    ///
+    /// let message = Message::user_text("summarise the incident");
+    /// assert_eq!((message.role, message.text().as_str()), (MessageRole::User, "summarise the incident"));
+    /// ```
     pub fn user_text(text: impl Into<String>) -> Self {
         Self::new(MessageRole::User, vec![Part::text(text)])
     }
 
     /// An agent message holding one text part.
+    ///
+    /// ```
+    /// use a2a_protocol_types::{Message, MessageRole};
+    ///
+    /// assert_eq!(Message::agent_text("done").role, MessageRole::Agent);
+    /// ```
     pub fn agent_text(text: impl Into<String>) -> Self {
         Self::new(MessageRole::Agent, vec![Part::text(text)])
     }
 
     /// Sets the context id.
+    ///
+    /// ```
+    /// use a2a_protocol_types::{ContextId, Message};
+    ///
+    /// let message = Message::user_text("more").with_context_id("ctx-1");
+    /// assert_eq!(message.context_id, Some(ContextId::new("ctx-1")));
+    /// ```
     pub fn with_context_id(mut self, context_id: impl Into<ContextId>) -> Self {
         self.context_id = Some(context_id.into());
         self
     }
 
     /// Sets the task id (a follow-up to that task).
+    ///
+    /// ```
+    /// use a2a_protocol_types::{Message, TaskId};
+    ///
+    /// let follow_up = Message::user_text("yes, go ahead").with_task_id("t-1");
+    /// assert_eq!(follow_up.task_id, Some(TaskId::new("t-1")));
+    /// ```
     pub fn with_task_id(mut self, task_id: impl Into<TaskId>) -> Self {
         self.task_id = Some(task_id.into());
         self
     }
 
     /// The concatenated text of every text part, joined by newlines.
+    ///
+    /// ```
+    /// use a2a_protocol_types::{Message, MessageRole, Part};
+    ///
+    /// let message = Message::new(MessageRole::User, vec![Part::text("one"), Part::raw(vec![1]), Part::text("two")]);
+    /// assert_eq!(message.text(), "one\ntwo");
+    /// ```
     pub fn text(&self) -> String {
         let texts: Vec<&str> = self.parts.iter().filter_map(Part::as_text).collect();
         texts.join("\n")
     }
 
     /// Whether `uri` is among the declared extensions.
+    ///
+    /// ```
+    /// use a2a_protocol_types::Message;
+    ///
+    /// let mut message = Message::user_text("hi");
+    /// assert!(!message.declares("https://example.com/ext/v1"));
+    /// message.declare_extension("https://example.com/ext/v1");
+    /// assert!(message.declares("https://example.com/ext/v1"));
+    /// ```
     pub fn declares(&self, uri: &str) -> bool {
         self.extensions
             .as_ref()
@@ -119,6 +190,15 @@ impl Message {
     }
 
     /// Declares `uri` in `extensions`, once.
+    ///
+    /// ```
+    /// use a2a_protocol_types::Message;
+    ///
+    /// let mut message = Message::user_text("hi");
+    /// message.declare_extension("https://example.com/ext/v1");
+    /// message.declare_extension("https://example.com/ext/v1");
+    /// assert_eq!(message.extensions.unwrap().len(), 1, "declared once");
+    /// ```
     pub fn declare_extension(&mut self, uri: &str) {
         if !self.declares(uri) {
             self.extensions
@@ -129,6 +209,13 @@ impl Message {
 }
 
 /// The content of a [`Part`]: exactly one of text, raw bytes, a URL, or structured data.
+///
+/// ```
+/// use a2a_protocol_types::{Part, PartContent};
+///
+/// let part: Part = serde_json::from_str(r#"{"raw": "aGVsbG8=", "mediaType": "text/plain"}"#).unwrap();
+/// assert_eq!(part.content, PartContent::Raw(b"hello".to_vec()));
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub enum PartContent {
     /// Plain text.
@@ -142,6 +229,17 @@ pub enum PartContent {
 }
 
 /// A piece of content in a message or artifact (spec §4.1.6).
+///
+/// ```
+/// use a2a_protocol_types::Part;
+///
+/// let part = Part::url("https://files.example/report.pdf")
+///     .with_media_type("application/pdf")
+///     .with_filename("report.pdf");
+/// let json = serde_json::to_value(&part).unwrap();
+/// assert_eq!(json["url"], "https://files.example/report.pdf");
+/// assert_eq!(json["mediaType"], "application/pdf");
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct Part {
     /// What the part holds.
@@ -165,44 +263,96 @@ impl Part {
     }
 
     /// A text part.
+    ///
+    /// ```
+    /// use a2a_protocol_types::Part;
+    ///
+    /// assert_eq!(serde_json::to_string(&Part::text("hi")).unwrap(), r#"{"text":"hi"}"#);
+    /// ```
     pub fn text(text: impl Into<String>) -> Self {
         Self::of(PartContent::Text(text.into()))
     }
 
     /// Inline file bytes.
+    ///
+    /// ```
+    /// use a2a_protocol_types::Part;
+    ///
+    /// assert_eq!(serde_json::to_value(Part::raw(b"hello".to_vec())).unwrap()["raw"], "aGVsbG8=");
+    /// ```
     pub fn raw(bytes: impl Into<Vec<u8>>) -> Self {
         Self::of(PartContent::Raw(bytes.into()))
     }
 
     /// A file by reference.
+    ///
+    /// ```
+    /// use a2a_protocol_types::Part;
+    ///
+    /// assert_eq!(serde_json::to_value(Part::url("https://x.example")).unwrap()["url"], "https://x.example");
+    /// ```
     pub fn url(url: impl Into<String>) -> Self {
         Self::of(PartContent::Url(url.into()))
     }
 
     /// Structured JSON data.
+    ///
+    /// ```
+    /// use a2a_protocol_types::Part;
+    ///
+    /// let part = Part::data(serde_json::json!({"rows": 3}));
+    /// assert_eq!(serde_json::to_value(part).unwrap()["data"]["rows"], 3);
+    /// ```
     pub fn data(data: Value) -> Self {
         Self::of(PartContent::Data(data))
     }
 
     /// Sets the media type.
+    ///
+    /// ```
+    /// use a2a_protocol_types::Part;
+    ///
+    /// assert_eq!(Part::raw(vec![0]).with_media_type("image/png").media_type.as_deref(), Some("image/png"));
+    /// ```
     pub fn with_media_type(mut self, media_type: impl Into<String>) -> Self {
         self.media_type = Some(media_type.into());
         self
     }
 
     /// Sets the file name.
+    ///
+    /// ```
+    /// use a2a_protocol_types::Part;
+    ///
+    /// assert_eq!(Part::raw(vec![0]).with_filename("a.bin").filename.as_deref(), Some("a.bin"));
+    /// ```
     pub fn with_filename(mut self, filename: impl Into<String>) -> Self {
         self.filename = Some(filename.into());
         self
     }
 
     /// Sets the metadata.
+    ///
+    /// ```
+    /// use a2a_protocol_types::{Metadata, Part};
+    ///
+    /// let mut metadata = Metadata::new();
+    /// metadata.insert("lang".into(), "en".into());
+    /// assert_eq!(Part::text("hi").with_metadata(metadata).metadata.unwrap()["lang"], "en");
+    /// ```
     pub fn with_metadata(mut self, metadata: Metadata) -> Self {
         self.metadata = Some(metadata);
         self
     }
 
     /// The text, if this is a text part.
+    ///
+    /// ```
+    /// use a2a_protocol_types::Part;
+    ///
+    /// assert_eq!(Part::text("hi").as_text(), Some("hi"));
+    /// assert_eq!(Part::raw(vec![1]).as_text(), None);
+    /// ```
     pub fn as_text(&self) -> Option<&str> {
         match &self.content {
             PartContent::Text(text) => Some(text),

@@ -20,16 +20,38 @@ macro_rules! proto_enum {
             pub const ALL: &'static [$name] = &[$($name::$variant),+];
 
             /// The proto name, as written on the wire.
+            ///
+            /// ```
+            #[doc = concat!("use a2a_protocol_types::", stringify!($name), ";")]
+            ///
+            #[doc = concat!("let value = ", stringify!($name), "::ALL[1];")]
+            /// assert_eq!(serde_json::to_value(value).unwrap(), value.as_str());
+            /// ```
             pub fn as_str(self) -> &'static str {
                 match self { $($name::$variant => $proto,)+ }
             }
 
             /// The proto field number.
+            ///
+            /// ```
+            #[doc = concat!("use a2a_protocol_types::", stringify!($name), ";")]
+            ///
+            #[doc = concat!("assert_eq!(", stringify!($name), "::ALL[0].number(), 0, \"the unspecified value\");")]
+            /// ```
             pub fn number(self) -> i32 {
                 match self { $($name::$variant => $num,)+ }
             }
 
             /// Reads a proto name, or a legacy (v0.3) alias.
+            ///
+            /// ```
+            #[doc = concat!("use a2a_protocol_types::", stringify!($name), ";")]
+            ///
+            #[doc = concat!("for value in ", stringify!($name), "::ALL {")]
+            #[doc = concat!("    assert_eq!(", stringify!($name), "::from_name(value.as_str()), Some(*value));")]
+            /// }
+            #[doc = concat!("assert_eq!(", stringify!($name), "::from_name(\"NOT_A_VALUE\"), None);")]
+            /// ```
             pub fn from_name(name: &str) -> Option<Self> {
                 match name {
                     $($proto $(| $alias)* => Some($name::$variant),)+
@@ -38,6 +60,13 @@ macro_rules! proto_enum {
             }
 
             /// Reads a proto number.
+            ///
+            /// ```
+            #[doc = concat!("use a2a_protocol_types::", stringify!($name), ";")]
+            ///
+            #[doc = concat!("let value = ", stringify!($name), "::ALL[1];")]
+            #[doc = concat!("assert_eq!(", stringify!($name), "::from_number(value.number().into()), Some(value));")]
+            /// ```
             pub fn from_number(number: i64) -> Option<Self> {
                 match number {
                     $($num => Some($name::$variant),)+
@@ -102,6 +131,14 @@ macro_rules! proto_enum {
 pub(crate) use proto_enum;
 
 /// A string that names no value of a ProtoJSON enum.
+///
+/// ```
+/// use a2a_protocol_types::{TaskState, UnknownEnumValue};
+///
+/// let error: UnknownEnumValue = "TASK_STATE_DONE".parse::<TaskState>().unwrap_err();
+/// assert_eq!(error.value, "TASK_STATE_DONE");
+/// assert!(error.to_string().contains("TASK_STATE_COMPLETED"), "it lists what is accepted");
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("invalid {enum_name} value {value:?}: must be one of {}", expected.join(", "))]
 pub struct UnknownEnumValue {

@@ -6,6 +6,13 @@ use crate::ids::TaskId;
 use crate::serde_util;
 
 /// How the agent authenticates to the client's webhook.
+///
+/// ```
+/// use a2a_protocol_types::push::AuthenticationInfo;
+///
+/// let auth = AuthenticationInfo { scheme: "Bearer".into(), credentials: Some("token".into()) };
+/// assert_eq!(serde_json::to_value(&auth).unwrap()["scheme"], "Bearer");
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AuthenticationInfo {
@@ -18,6 +25,17 @@ pub struct AuthenticationInfo {
 }
 
 /// A webhook the agent posts task updates to.
+///
+/// ```
+/// use a2a_protocol_types::push::TaskPushNotificationConfig;
+///
+/// let config: TaskPushNotificationConfig = serde_json::from_str(
+///     r#"{"taskId": "t-1", "url": "https://client.example/hook", "token": "secret"}"#,
+/// )
+/// .unwrap();
+/// assert_eq!(config.url, "https://client.example/hook");
+/// assert!(config.id.is_empty(), "the server assigns it");
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TaskPushNotificationConfig {
@@ -45,6 +63,13 @@ pub struct TaskPushNotificationConfig {
 }
 
 /// The answer to `ListTaskPushNotificationConfigs`.
+///
+/// ```
+/// use a2a_protocol_types::push::ListTaskPushNotificationConfigsResponse;
+///
+/// let page: ListTaskPushNotificationConfigsResponse = serde_json::from_str(r#"{"configs": []}"#).unwrap();
+/// assert!(page.configs.is_empty() && page.next_page_token.is_empty());
+/// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ListTaskPushNotificationConfigsResponse {

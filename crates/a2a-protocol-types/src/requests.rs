@@ -11,6 +11,18 @@ use crate::task::{Task, TaskState};
 use crate::timestamp::Timestamp;
 
 /// How a send should be carried out.
+///
+/// ```
+/// use a2a_protocol_types::SendMessageConfiguration;
+///
+/// let configuration = SendMessageConfiguration {
+///     return_immediately: true,
+///     history_length: Some(0),
+///     ..SendMessageConfiguration::default()
+/// };
+/// let json = serde_json::to_value(&configuration).unwrap();
+/// assert_eq!((json["returnImmediately"].as_bool(), json["historyLength"].as_i64()), (Some(true), Some(0)));
+/// ```
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SendMessageConfiguration {
@@ -31,6 +43,17 @@ pub struct SendMessageConfiguration {
 }
 
 /// `SendMessage` and `SendStreamingMessage`.
+///
+/// ```
+/// use a2a_protocol_types::SendMessageRequest;
+///
+/// let request: SendMessageRequest = serde_json::from_str(
+///     r#"{"message": {"messageId": "m-1", "role": "ROLE_USER", "parts": [{"text": "hi"}]},
+///         "configuration": {"returnImmediately": true}}"#,
+/// )
+/// .unwrap();
+/// assert!(request.returns_immediately());
+/// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SendMessageRequest {
@@ -50,6 +73,13 @@ pub struct SendMessageRequest {
 
 impl SendMessageRequest {
     /// A request that sends `message` with default configuration.
+    ///
+    /// ```
+    /// use a2a_protocol_types::{Message, SendMessageRequest};
+    ///
+    /// let request = SendMessageRequest::new(Message::user_text("hi"));
+    /// assert_eq!(serde_json::to_value(&request).unwrap()["message"]["parts"][0]["text"], "hi");
+    /// ```
     pub fn new(message: Message) -> Self {
         Self {
             tenant: String::new(),
@@ -60,6 +90,12 @@ impl SendMessageRequest {
     }
 
     /// Whether the caller asked to get the task back before it settles.
+    ///
+    /// ```
+    /// use a2a_protocol_types::{Message, SendMessageRequest};
+    ///
+    /// assert!(!SendMessageRequest::new(Message::user_text("hi")).returns_immediately(), "blocking by default");
+    /// ```
     pub fn returns_immediately(&self) -> bool {
         self.configuration
             .as_ref()
@@ -67,12 +103,32 @@ impl SendMessageRequest {
     }
 
     /// The requested history length, if any.
+    ///
+    /// ```
+    /// use a2a_protocol_types::{Message, SendMessageConfiguration, SendMessageRequest};
+    ///
+    /// let mut request = SendMessageRequest::new(Message::user_text("hi"));
+    /// assert_eq!(request.history_length(), None);
+    /// request.configuration =
+    ///     Some(SendMessageConfiguration { history_length: Some(5), ..Default::default() });
+    /// assert_eq!(request.history_length(), Some(5));
+    /// ```
     pub fn history_length(&self) -> Option<i32> {
         self.configuration.as_ref().and_then(|c| c.history_length)
     }
 }
 
 /// The answer to `SendMessage`: a task, or a direct message.
+///
+/// ```
+/// use a2a_protocol_types::{Message, SendMessageResponse};
+///
+/// let answer = SendMessageResponse::Message(Message::agent_text("hi"));
+/// let json = serde_json::to_value(&answer).unwrap();
+/// assert_eq!(json["message"]["parts"][0]["text"], "hi");
+/// let back: SendMessageResponse = serde_json::from_value(json).unwrap();
+/// assert_eq!(back, answer);
+/// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum SendMessageResponse {
@@ -83,6 +139,13 @@ pub enum SendMessageResponse {
 }
 
 /// `GetTask`.
+///
+/// ```
+/// use a2a_protocol_types::GetTaskRequest;
+///
+/// let request = GetTaskRequest { id: "t-1".into(), history_length: Some(2), ..Default::default() };
+/// assert_eq!(serde_json::to_string(&request).unwrap(), r#"{"id":"t-1","historyLength":2}"#);
+/// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct GetTaskRequest {
@@ -98,6 +161,19 @@ pub struct GetTaskRequest {
 }
 
 /// `ListTasks`: every filter is optional.
+///
+/// ```
+/// use a2a_protocol_types::{ListTasksRequest, TaskState};
+///
+/// let request = ListTasksRequest {
+///     context_id: Some("c-1".into()),
+///     status: Some(TaskState::Working),
+///     page_size: Some(20),
+///     ..Default::default()
+/// };
+/// let json = serde_json::to_value(&request).unwrap();
+/// assert_eq!(json["status"], "TASK_STATE_WORKING");
+/// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ListTasksRequest {
@@ -131,6 +207,14 @@ pub struct ListTasksRequest {
 }
 
 /// The answer to `ListTasks`. Every field is always written, as the spec's examples show.
+///
+/// ```
+/// use a2a_protocol_types::ListTasksResponse;
+///
+/// let page: ListTasksResponse =
+///     serde_json::from_str(r#"{"tasks": [], "nextPageToken": "", "pageSize": 50, "totalSize": 0}"#).unwrap();
+/// assert!(page.tasks.is_empty() && page.next_page_token.is_empty(), "the last page");
+/// ```
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ListTasksResponse {
@@ -149,6 +233,13 @@ pub struct ListTasksResponse {
 }
 
 /// `CancelTask`.
+///
+/// ```
+/// use a2a_protocol_types::CancelTaskRequest;
+///
+/// let request = CancelTaskRequest { id: "t-1".into(), ..Default::default() };
+/// assert_eq!(serde_json::to_string(&request).unwrap(), r#"{"id":"t-1"}"#);
+/// ```
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CancelTaskRequest {
@@ -164,6 +255,13 @@ pub struct CancelTaskRequest {
 }
 
 /// `SubscribeToTask`.
+///
+/// ```
+/// use a2a_protocol_types::SubscribeToTaskRequest;
+///
+/// let request: SubscribeToTaskRequest = serde_json::from_str(r#"{"id": "t-1", "tenant": "acme"}"#).unwrap();
+/// assert_eq!((request.id.as_str(), request.tenant.as_str()), ("t-1", "acme"));
+/// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SubscribeToTaskRequest {
@@ -176,6 +274,14 @@ pub struct SubscribeToTaskRequest {
 }
 
 /// `GetTaskPushNotificationConfig`.
+///
+/// ```
+/// use a2a_protocol_types::GetTaskPushNotificationConfigRequest;
+///
+/// let request: GetTaskPushNotificationConfigRequest =
+///     serde_json::from_str(r#"{"taskId": "t-1", "id": "cfg-1"}"#).unwrap();
+/// assert_eq!(request.id, "cfg-1");
+/// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct GetTaskPushNotificationConfigRequest {
@@ -190,6 +296,14 @@ pub struct GetTaskPushNotificationConfigRequest {
 }
 
 /// `DeleteTaskPushNotificationConfig`.
+///
+/// ```
+/// use a2a_protocol_types::DeleteTaskPushNotificationConfigRequest;
+///
+/// let request: DeleteTaskPushNotificationConfigRequest =
+///     serde_json::from_str(r#"{"taskId": "t-1", "id": "cfg-1"}"#).unwrap();
+/// assert_eq!(request.task_id.as_str(), "t-1");
+/// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DeleteTaskPushNotificationConfigRequest {
@@ -204,6 +318,13 @@ pub struct DeleteTaskPushNotificationConfigRequest {
 }
 
 /// `ListTaskPushNotificationConfigs`.
+///
+/// ```
+/// use a2a_protocol_types::ListTaskPushNotificationConfigsRequest;
+///
+/// let request = ListTaskPushNotificationConfigsRequest { task_id: "t-1".into(), ..Default::default() };
+/// assert_eq!(serde_json::to_string(&request).unwrap(), r#"{"taskId":"t-1"}"#);
+/// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ListTaskPushNotificationConfigsRequest {
@@ -228,6 +349,12 @@ fn is_zero(value: &i32) -> bool {
 }
 
 /// `GetExtendedAgentCard`.
+///
+/// ```
+/// use a2a_protocol_types::GetExtendedAgentCardRequest;
+///
+/// assert_eq!(serde_json::to_string(&GetExtendedAgentCardRequest::default()).unwrap(), "{}");
+/// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct GetExtendedAgentCardRequest {

@@ -7,6 +7,18 @@ use serde::{Deserialize, Serialize};
 use crate::serde_util;
 
 /// One way to authenticate to the agent: exactly one of five kinds.
+///
+/// ```
+/// use a2a_protocol_types::security::{HttpAuthSecurityScheme, SecurityScheme};
+///
+/// let scheme = SecurityScheme::HttpAuth(HttpAuthSecurityScheme {
+///     description: None,
+///     scheme: "Bearer".into(),
+///     bearer_format: Some("JWT".into()),
+/// });
+/// let json = serde_json::to_value(&scheme).unwrap();
+/// assert_eq!(json["httpAuthSecurityScheme"]["bearerFormat"], "JWT");
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum SecurityScheme {
@@ -28,6 +40,16 @@ pub enum SecurityScheme {
 }
 
 /// An API key.
+///
+/// ```
+/// use a2a_protocol_types::security::SecurityScheme;
+///
+/// let scheme: SecurityScheme = serde_json::from_str(
+///     r#"{"apiKeySecurityScheme": {"location": "header", "name": "X-API-Key"}}"#,
+/// )
+/// .unwrap();
+/// assert!(matches!(scheme, SecurityScheme::ApiKey(key) if key.name == "X-API-Key"));
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ApiKeySecurityScheme {
@@ -42,6 +64,13 @@ pub struct ApiKeySecurityScheme {
 }
 
 /// HTTP authentication (RFC 7235).
+///
+/// ```
+/// use a2a_protocol_types::security::HttpAuthSecurityScheme;
+///
+/// let basic: HttpAuthSecurityScheme = serde_json::from_str(r#"{"scheme": "Basic"}"#).unwrap();
+/// assert_eq!((basic.scheme.as_str(), basic.bearer_format), ("Basic", None));
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct HttpAuthSecurityScheme {
@@ -58,6 +87,17 @@ pub struct HttpAuthSecurityScheme {
 }
 
 /// OAuth 2.0.
+///
+/// ```
+/// use a2a_protocol_types::security::{OAuth2SecurityScheme, OAuthFlows};
+///
+/// let scheme: OAuth2SecurityScheme = serde_json::from_str(
+///     r#"{"flows": {"clientCredentials": {"tokenUrl": "https://auth.example/token",
+///         "scopes": {"tasks:write": "Send messages"}}}}"#,
+/// )
+/// .unwrap();
+/// assert!(matches!(scheme.flows, OAuthFlows::ClientCredentials(flow) if flow.scopes.contains_key("tasks:write")));
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct OAuth2SecurityScheme {
@@ -74,6 +114,16 @@ pub struct OAuth2SecurityScheme {
 }
 
 /// OpenID Connect.
+///
+/// ```
+/// use a2a_protocol_types::security::OpenIdConnectSecurityScheme;
+///
+/// let scheme = OpenIdConnectSecurityScheme {
+///     description: None,
+///     open_id_connect_url: "https://auth.example/.well-known/openid-configuration".into(),
+/// };
+/// assert!(serde_json::to_value(&scheme).unwrap()["openIdConnectUrl"].is_string());
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct OpenIdConnectSecurityScheme {
@@ -86,6 +136,13 @@ pub struct OpenIdConnectSecurityScheme {
 }
 
 /// Mutual TLS.
+///
+/// ```
+/// use a2a_protocol_types::security::{MutualTlsSecurityScheme, SecurityScheme};
+///
+/// let scheme = SecurityScheme::MutualTls(MutualTlsSecurityScheme::default());
+/// assert_eq!(serde_json::to_string(&scheme).unwrap(), r#"{"mtlsSecurityScheme":{}}"#);
+/// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct MutualTlsSecurityScheme {
@@ -96,6 +153,13 @@ pub struct MutualTlsSecurityScheme {
 }
 
 /// An OAuth 2.0 flow: exactly one of five kinds.
+///
+/// ```
+/// use a2a_protocol_types::security::{OAuthFlows, PasswordOAuthFlow};
+///
+/// let flows = OAuthFlows::Password(PasswordOAuthFlow::default());
+/// assert!(serde_json::to_value(&flows).unwrap().get("password").is_some());
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum OAuthFlows {
@@ -115,6 +179,19 @@ pub enum OAuthFlows {
 pub type Scopes = BTreeMap<String, String>;
 
 /// The authorization code flow.
+///
+/// ```
+/// use a2a_protocol_types::security::AuthorizationCodeOAuthFlow;
+///
+/// let flow = AuthorizationCodeOAuthFlow {
+///     authorization_url: "https://auth.example/authorize".into(),
+///     token_url: "https://auth.example/token".into(),
+///     refresh_url: None,
+///     scopes: [("tasks".to_owned(), "Use the agent".to_owned())].into(),
+///     pkce_required: true,
+/// };
+/// assert_eq!(serde_json::to_value(&flow).unwrap()["pkceRequired"], true);
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AuthorizationCodeOAuthFlow {
@@ -136,6 +213,14 @@ pub struct AuthorizationCodeOAuthFlow {
 }
 
 /// The client credentials flow.
+///
+/// ```
+/// use a2a_protocol_types::security::ClientCredentialsOAuthFlow;
+///
+/// let flow: ClientCredentialsOAuthFlow =
+///     serde_json::from_str(r#"{"tokenUrl": "https://auth.example/token", "scopes": {}}"#).unwrap();
+/// assert_eq!(flow.token_url, "https://auth.example/token");
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ClientCredentialsOAuthFlow {
@@ -151,6 +236,13 @@ pub struct ClientCredentialsOAuthFlow {
 }
 
 /// The implicit flow.
+///
+/// ```
+/// use a2a_protocol_types::security::ImplicitOAuthFlow;
+///
+/// let flow: ImplicitOAuthFlow = serde_json::from_str(r#"{"authorizationUrl": "https://auth.example/a"}"#).unwrap();
+/// assert!(flow.scopes.is_empty());
+/// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ImplicitOAuthFlow {
@@ -168,6 +260,13 @@ pub struct ImplicitOAuthFlow {
 }
 
 /// The password flow.
+///
+/// ```
+/// use a2a_protocol_types::security::PasswordOAuthFlow;
+///
+/// let flow = PasswordOAuthFlow { token_url: Some("https://auth.example/token".into()), ..Default::default() };
+/// assert_eq!(serde_json::to_value(&flow).unwrap()["tokenUrl"], "https://auth.example/token");
+/// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PasswordOAuthFlow {
@@ -185,6 +284,16 @@ pub struct PasswordOAuthFlow {
 }
 
 /// The device code flow.
+///
+/// ```
+/// use a2a_protocol_types::security::DeviceCodeOAuthFlow;
+///
+/// let flow: DeviceCodeOAuthFlow = serde_json::from_str(
+///     r#"{"deviceAuthorizationUrl": "https://auth.example/device", "tokenUrl": "https://auth.example/token", "scopes": {}}"#,
+/// )
+/// .unwrap();
+/// assert_eq!(flow.device_authorization_url, "https://auth.example/device");
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DeviceCodeOAuthFlow {
@@ -202,6 +311,13 @@ pub struct DeviceCodeOAuthFlow {
 }
 
 /// A list of strings; the proto wraps map values in it.
+///
+/// ```
+/// use a2a_protocol_types::security::StringList;
+///
+/// let scopes = StringList { list: vec!["tasks:read".into()] };
+/// assert_eq!(serde_json::to_string(&scopes).unwrap(), r#"{"list":["tasks:read"]}"#);
+/// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StringList {
     /// The strings.
@@ -210,6 +326,24 @@ pub struct StringList {
 }
 
 /// Schemes that must all be satisfied, each with the scopes it needs.
+///
+/// ```
+/// use a2a_protocol_types::AgentCard;
+///
+/// // The v1.0 shape and the v0.3 / OpenAPI shape read the same.
+/// let v1: AgentCard = serde_json::from_value(serde_json::json!({
+///     "name": "A", "description": "B", "version": "1", "capabilities": {},
+///     "securityRequirements": [{"schemes": {"oauth": {"list": ["tasks"]}}}],
+/// }))
+/// .unwrap();
+/// let v03: AgentCard = serde_json::from_value(serde_json::json!({
+///     "name": "A", "description": "B", "version": "1", "capabilities": {},
+///     "security": [{"oauth": ["tasks"]}],
+/// }))
+/// .unwrap();
+/// assert_eq!(v1.security_requirements, v03.security_requirements);
+/// assert_eq!(v1.security_requirements[0].schemes["oauth"].list, ["tasks"]);
+/// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SecurityRequirement {
     /// Scheme name (a key of the card's `securitySchemes`) to required scopes.

@@ -11,6 +11,13 @@ use crate::timestamp::Timestamp;
 
 proto_enum! {
     /// Where a task is in its lifecycle.
+    ///
+    /// ```
+    /// use a2a_protocol_types::TaskState;
+    ///
+    /// assert_eq!(serde_json::to_value(TaskState::Completed).unwrap(), "TASK_STATE_COMPLETED");
+    /// assert_eq!("input-required".parse::<TaskState>().unwrap(), TaskState::InputRequired);
+    /// ```
     pub enum TaskState {
         /// Not set; never a valid state for a stored task.
         Unspecified = ("TASK_STATE_UNSPECIFIED", 0),
@@ -35,6 +42,13 @@ proto_enum! {
 
 impl TaskState {
     /// Completed, failed, canceled or rejected: nothing more will happen to the task.
+    ///
+    /// ```
+    /// use a2a_protocol_types::TaskState;
+    ///
+    /// assert!(TaskState::Canceled.is_terminal());
+    /// assert!(!TaskState::InputRequired.is_terminal());
+    /// ```
     pub fn is_terminal(self) -> bool {
         matches!(
             self,
@@ -43,17 +57,39 @@ impl TaskState {
     }
 
     /// Input or auth required: the task waits for the client.
+    ///
+    /// ```
+    /// use a2a_protocol_types::TaskState;
+    ///
+    /// assert!(TaskState::AuthRequired.is_interrupted());
+    /// assert!(!TaskState::Working.is_interrupted());
+    /// ```
     pub fn is_interrupted(self) -> bool {
         matches!(self, Self::InputRequired | Self::AuthRequired)
     }
 
     /// Terminal or interrupted: where a blocking send returns and a stream closes.
+    ///
+    /// ```
+    /// use a2a_protocol_types::TaskState;
+    ///
+    /// let settled: Vec<TaskState> = TaskState::ALL.iter().copied().filter(|s| s.is_settled()).collect();
+    /// assert_eq!(settled.len(), 6, "four terminal states and two interrupted ones");
+    /// ```
     pub fn is_settled(self) -> bool {
         self.is_terminal() || self.is_interrupted()
     }
 }
 
 /// The state of a task, with an optional message and when it was set.
+///
+/// ```
+/// use a2a_protocol_types::{TaskState, TaskStatus};
+///
+/// let status: TaskStatus = serde_json::from_str(r#"{"state": "TASK_STATE_WORKING"}"#).unwrap();
+/// assert_eq!(status.state, TaskState::Working);
+/// assert!(status.timestamp.is_none());
+/// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TaskStatus {
@@ -69,6 +105,13 @@ pub struct TaskStatus {
 
 impl TaskStatus {
     /// A status in `state`, stamped now, with no message.
+    ///
+    /// ```
+    /// use a2a_protocol_types::{TaskState, TaskStatus};
+    ///
+    /// let status = TaskStatus::new(TaskState::Submitted);
+    /// assert!(status.timestamp.is_some() && status.message.is_none());
+    /// ```
     pub fn new(state: TaskState) -> Self {
         Self {
             state,
@@ -78,6 +121,13 @@ impl TaskStatus {
     }
 
     /// Attaches a message.
+    ///
+    /// ```
+    /// use a2a_protocol_types::{Message, TaskState, TaskStatus};
+    ///
+    /// let status = TaskStatus::new(TaskState::InputRequired).with_message(Message::agent_text("Which file?"));
+    /// assert_eq!(status.message.unwrap().text(), "Which file?");
+    /// ```
     pub fn with_message(mut self, message: Message) -> Self {
         self.message = Some(message);
         self
@@ -85,6 +135,18 @@ impl TaskStatus {
 }
 
 /// A unit of work the agent does for a client.
+///
+/// ```
+/// use a2a_protocol_types::{Task, TaskState};
+///
+/// let task: Task = serde_json::from_str(
+///     r#"{"id": "t-1", "contextId": "c-1", "status": {"state": "TASK_STATE_COMPLETED"},
+///         "artifacts": [{"artifactId": "a-1", "parts": [{"text": "done"}]}]}"#,
+/// )
+/// .unwrap();
+/// assert_eq!(task.status.state, TaskState::Completed);
+/// assert_eq!(task.artifacts[0].parts[0].as_text(), Some("done"));
+/// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Task {
@@ -112,6 +174,14 @@ pub struct Task {
 
 impl Task {
     /// A task with the given ids and status, and nothing else.
+    ///
+    /// ```
+    /// use a2a_protocol_types::{Task, TaskState, TaskStatus};
+    ///
+    /// let task = Task::new("t-1", "c-1", TaskStatus::new(TaskState::Submitted));
+    /// assert_eq!((task.id.as_str(), task.context_id.as_str()), ("t-1", "c-1"));
+    /// assert!(task.history.is_empty() && task.artifacts.is_empty());
+    /// ```
     pub fn new(
         id: impl Into<TaskId>,
         context_id: impl Into<ContextId>,
@@ -128,6 +198,17 @@ impl Task {
     }
 
     /// Keeps at most the `n` most recent history messages (spec §3.2.4); `None` keeps all.
+    ///
+    /// ```
+    /// use a2a_protocol_types::{Message, Task, TaskState, TaskStatus};
+    ///
+    /// let mut task = Task::new("t-1", "c-1", TaskStatus::new(TaskState::Working));
+    /// task.history = vec![Message::user_text("one"), Message::agent_text("two"), Message::user_text("three")];
+    /// task.truncate_history(Some(2));
+    /// assert_eq!(task.history.iter().map(Message::text).collect::<Vec<_>>(), ["two", "three"]);
+    /// task.truncate_history(None);
+    /// assert_eq!(task.history.len(), 2, "None keeps everything");
+    /// ```
     pub fn truncate_history(&mut self, n: Option<usize>) {
         if let Some(n) = n {
             let excess = self.history.len().saturating_sub(n);
@@ -137,6 +218,15 @@ impl Task {
 }
 
 /// Output produced by a task.
+///
+/// ```
+/// use a2a_protocol_types::{Artifact, Part};
+///
+/// let artifact = Artifact::new("summary", vec![Part::text("All systems nominal.")]).with_name("Summary");
+/// let json = serde_json::to_value(&artifact).unwrap();
+/// assert_eq!(json["artifactId"], "summary");
+/// assert_eq!(json["name"], "Summary");
+/// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Artifact {
@@ -166,6 +256,14 @@ pub struct Artifact {
 
 impl Artifact {
     /// An artifact with the given id and parts.
+    ///
+    /// ```
+    /// use a2a_protocol_types::{Artifact, Part};
+    ///
+    /// let artifact = Artifact::new("a-1", vec![Part::text("hi")]);
+    /// assert_eq!(artifact.artifact_id.as_str(), "a-1");
+    /// assert!(artifact.name.is_none());
+    /// ```
     pub fn new(artifact_id: impl Into<ArtifactId>, parts: Vec<Part>) -> Self {
         Self {
             artifact_id: artifact_id.into(),
@@ -178,6 +276,12 @@ impl Artifact {
     }
 
     /// Sets the name.
+    ///
+    /// ```
+    /// use a2a_protocol_types::{Artifact, Part};
+    ///
+    /// assert_eq!(Artifact::new("a-1", vec![Part::text("hi")]).with_name("Greeting").name.as_deref(), Some("Greeting"));
+    /// ```
     pub fn with_name(mut self, name: impl Into<String>) -> Self {
         self.name = Some(name.into());
         self

@@ -10,11 +10,27 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 ///
 /// Parsing accepts any RFC 3339 offset and converts it to UTC; writing always uses `Z` and as
 /// many fractional digits as the value needs (0, 3, 6 or 9), which is what ProtoJSON does.
+///
+/// ```
+/// use a2a_protocol_types::Timestamp;
+///
+/// let time: Timestamp = "2025-10-28T12:30:00+02:00".parse().unwrap();
+/// assert_eq!(time.to_string(), "2025-10-28T10:30:00Z");
+/// assert_eq!(serde_json::to_value(time).unwrap(), "2025-10-28T10:30:00Z");
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Timestamp(DateTime<Utc>);
 
 impl Timestamp {
     /// The current time, truncated to milliseconds (the precision the spec recommends).
+    ///
+    /// ```
+    /// use a2a_protocol_types::Timestamp;
+    ///
+    /// let now = Timestamp::now();
+    /// assert_eq!(now.unix_millis() % 1, 0);
+    /// assert!(now.as_datetime().timestamp_subsec_nanos() % 1_000_000 == 0, "whole milliseconds");
+    /// ```
     pub fn now() -> Self {
         let now = Utc::now();
         let millis = now.timestamp_millis();
@@ -22,21 +38,49 @@ impl Timestamp {
     }
 
     /// Wraps a `chrono` UTC time.
+    ///
+    /// ```
+    /// use a2a_protocol_types::Timestamp;
+    ///
+    /// let time = Timestamp::from_datetime(chrono::DateTime::UNIX_EPOCH);
+    /// assert_eq!(time.unix_millis(), 0);
+    /// ```
     pub fn from_datetime(time: DateTime<Utc>) -> Self {
         Self(time)
     }
 
     /// The time as a `chrono` UTC time.
+    ///
+    /// ```
+    /// use a2a_protocol_types::Timestamp;
+    ///
+    /// let time = Timestamp::from_unix_millis(86_400_000).unwrap();
+    /// assert_eq!(time.as_datetime().timestamp(), 86_400);
+    /// ```
     pub fn as_datetime(&self) -> DateTime<Utc> {
         self.0
     }
 
     /// Milliseconds since the Unix epoch.
+    ///
+    /// ```
+    /// use a2a_protocol_types::Timestamp;
+    ///
+    /// let time: Timestamp = "1970-01-01T00:00:01.500Z".parse().unwrap();
+    /// assert_eq!(time.unix_millis(), 1_500);
+    /// ```
     pub fn unix_millis(&self) -> i64 {
         self.0.timestamp_millis()
     }
 
     /// The time `millis` milliseconds after the Unix epoch, if representable.
+    ///
+    /// ```
+    /// use a2a_protocol_types::Timestamp;
+    ///
+    /// assert_eq!(Timestamp::from_unix_millis(1_500).unwrap().to_string(), "1970-01-01T00:00:01.500Z");
+    /// assert_eq!(Timestamp::from_unix_millis(i64::MAX), None);
+    /// ```
     pub fn from_unix_millis(millis: i64) -> Option<Self> {
         DateTime::from_timestamp_millis(millis).map(Self)
     }
@@ -49,6 +93,13 @@ impl From<DateTime<Utc>> for Timestamp {
 }
 
 /// A string that is not an RFC 3339 timestamp.
+///
+/// ```
+/// use a2a_protocol_types::Timestamp;
+///
+/// let error = "yesterday".parse::<Timestamp>().unwrap_err();
+/// assert!(error.to_string().contains("RFC 3339"), "{error}");
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("invalid timestamp {0:?}: expected RFC 3339 such as 2025-10-28T10:30:00.000Z")]
 pub struct TimestampParseError(String);
