@@ -9,10 +9,40 @@ pub use crate::runtime::EventSink;
 
 /// Who is calling, as established by the server's authentication (not by anything the client
 /// merely claims in the body).
+///
+/// ```
+/// use a2a_protocol_server::{A2aServer, CallerIdentity, RequestHandler, ServerConfig};
+/// use a2a_protocol_server::agents::EchoAgent;
+/// use std::sync::Arc;
+///
+/// // Trust a header set by an authenticating proxy in front of the server.
+/// let config = ServerConfig::default().with_caller_resolver(Arc::new(|headers: &http::HeaderMap| {
+///     let user = headers.get("x-authenticated-user")?.to_str().ok()?;
+///     Some(CallerIdentity(user.to_owned()))
+/// }));
+/// let server = A2aServer::new(RequestHandler::builder(EchoAgent::new()).build()).with_config(config);
+/// # let _ = server;
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct CallerIdentity(pub String);
 
 /// Everything an executor knows about one turn of a task.
+///
+/// ```
+/// use a2a_protocol_server::{AgentExecutor, EventSink, RequestContext};
+/// use a2a_protocol_types::A2aError;
+///
+/// struct Greeter;
+///
+/// #[async_trait::async_trait]
+/// impl AgentExecutor for Greeter {
+///     async fn execute(&self, ctx: RequestContext, events: EventSink) -> Result<(), A2aError> {
+///         let who = ctx.caller.map_or_else(|| "stranger".to_owned(), |c| c.0);
+///         let reply = format!("hello, {who}: you said {:?} in tenant {:?}", ctx.message.text(), ctx.tenant);
+///         events.complete(Some(events.agent_message(reply))).await
+///     }
+/// }
+/// ```
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct RequestContext {
@@ -42,12 +72,50 @@ pub struct RequestContext {
 
 impl RequestContext {
     /// Whether the client activated the extension `uri`.
+    ///
+    /// ```
+    /// use a2a_protocol_server::{AgentExecutor, EventSink, RequestContext};
+    /// use a2a_protocol_types::A2aError;
+    ///
+    /// struct Careful;
+    ///
+    /// #[async_trait::async_trait]
+    /// impl AgentExecutor for Careful {
+    ///     async fn execute(&self, ctx: RequestContext, events: EventSink) -> Result<(), A2aError> {
+    ///         if !ctx.activated("https://example.com/extensions/audit/v1") {
+    ///             return events.reject("activate the audit extension to use this agent").await;
+    ///         }
+    ///         events.complete(None).await
+    ///     }
+    /// }
+    /// ```
     pub fn activated(&self, uri: &str) -> bool {
         self.extensions.iter().any(|e| e == uri)
     }
 }
 
 /// What an executor knows when asked to cancel a task.
+///
+/// ```
+/// use a2a_protocol_server::{AgentExecutor, CancelContext, EventSink, RequestContext};
+/// use a2a_protocol_types::A2aError;
+///
+/// struct Worker;
+///
+/// #[async_trait::async_trait]
+/// impl AgentExecutor for Worker {
+///     async fn execute(&self, ctx: RequestContext, events: EventSink) -> Result<(), A2aError> {
+///         events.working().await?;
+///         ctx.cancellation.cancelled().await; // Works until canceled.
+///         Ok(())
+///     }
+///
+///     async fn cancel(&self, ctx: CancelContext, events: EventSink) -> Result<(), A2aError> {
+///         tracing::info!(task_id = %ctx.task.id, "stopping");
+///         events.cancel().await
+///     }
+/// }
+/// ```
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct CancelContext {
@@ -65,13 +133,78 @@ pub struct CancelContext {
 /// should settle the task (complete, fail, reject, ask for input, or reply with a message);
 /// a turn that returns without settling leaves the task failed, and an `Err` or a panic fails
 /// it with the error's message.
+///
+/// ```
+/// use a2a_protocol_server::{AgentExecutor, CallContext, EventSink, RequestContext, RequestHandler};
+/// use a2a_protocol_types::{A2aError, Artifact, Message, Part, SendMessageRequest, SendMessageResponse};
+///
+/// struct Shouter;
+///
+/// #[async_trait::async_trait]
+/// impl AgentExecutor for Shouter {
+///     async fn execute(&self, ctx: RequestContext, events: EventSink) -> Result<(), A2aError> {
+///         events.working().await?;
+///         let loud = ctx.message.text().to_uppercase();
+///         events.artifact(Artifact::new("loud", vec![Part::text(loud)])).await?;
+///         events.complete(None).await
+///     }
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), A2aError> {
+/// let handler = RequestHandler::builder(Shouter).build();
+/// let request = SendMessageRequest::new(Message::user_text("hello"));
+/// let SendMessageResponse::Task(task) = handler.send_message(request, &CallContext::default()).await?
+/// else {
+///     panic!("a task");
+/// };
+/// assert_eq!(task.artifacts[0].parts[0].as_text(), Some("HELLO"));
+/// # Ok(())
+/// # }
+/// ```
 #[async_trait]
 pub trait AgentExecutor: Send + Sync + 'static {
     /// Does one turn of work.
+    ///
+    /// ```
+    /// use a2a_protocol_server::{AgentExecutor, EventSink, RequestContext};
+    /// use a2a_protocol_types::A2aError;
+    ///
+    /// struct Asker;
+    ///
+    /// #[async_trait::async_trait]
+    /// impl AgentExecutor for Asker {
+    ///     async fn execute(&self, ctx: RequestContext, events: EventSink) -> Result<(), A2aError> {
+    ///         match ctx.task {
+    ///             // A follow-up to the task: the answer to our question.
+    ///             Some(_) => events.complete(Some(events.agent_message(ctx.message.text()))).await,
+    ///             None => events.require_input("What should I call you?").await,
+    ///         }
+    ///     }
+    /// }
+    /// ```
     async fn execute(&self, ctx: RequestContext, events: EventSink) -> Result<(), A2aError>;
 
     /// Stops a task. The default marks it canceled; the running turn's
     /// [`RequestContext::cancellation`] has already fired.
+    ///
+    /// ```
+    /// use a2a_protocol_server::{AgentExecutor, CancelContext, EventSink, RequestContext};
+    /// use a2a_protocol_types::A2aError;
+    ///
+    /// struct Uncancelable;
+    ///
+    /// #[async_trait::async_trait]
+    /// impl AgentExecutor for Uncancelable {
+    ///     async fn execute(&self, _ctx: RequestContext, events: EventSink) -> Result<(), A2aError> {
+    ///         events.complete(None).await
+    ///     }
+    ///
+    ///     async fn cancel(&self, ctx: CancelContext, _events: EventSink) -> Result<(), A2aError> {
+    ///         Err(A2aError::task_not_cancelable(ctx.task.id.as_str(), ctx.task.status.state))
+    ///     }
+    /// }
+    /// ```
     async fn cancel(&self, ctx: CancelContext, events: EventSink) -> Result<(), A2aError> {
         let _ = ctx;
         events.cancel().await

@@ -18,9 +18,36 @@ use crate::store::{Retention, RetentionPolicy, RetentionSweeper};
 
 /// Establishes who is calling from a request's headers (for example by checking a bearer
 /// token). Its answer scopes idempotency keys and is passed to the executor.
+///
+/// ```
+/// use std::sync::Arc;
+///
+/// use a2a_protocol_server::{CallerIdentity, CallerResolver, ServerConfig};
+///
+/// // Whoever presents a bearer token is identified by it (a real server would verify it).
+/// let resolver: CallerResolver = Arc::new(|headers: &http::HeaderMap| {
+///     let token = headers.get("authorization")?.to_str().ok()?.strip_prefix("Bearer ")?;
+///     Some(CallerIdentity(token.to_owned()))
+/// });
+/// let config = ServerConfig::default().with_caller_resolver(resolver);
+/// assert!(config.caller.is_some());
+/// ```
 pub type CallerResolver = Arc<dyn Fn(&http::HeaderMap) -> Option<CallerIdentity> + Send + Sync>;
 
 /// How the server listens and speaks.
+///
+/// ```
+/// use std::time::Duration;
+///
+/// use a2a_protocol_server::ServerConfig;
+///
+/// let config = ServerConfig::default()
+///     .with_public_url("https://agents.example.com")
+///     .with_max_body_bytes(1024 * 1024)
+///     .with_keep_alive(Duration::from_secs(10));
+/// assert_eq!(config.jsonrpc_path.as_deref(), Some("/"));
+/// assert!(config.require_version_header);
+/// ```
 #[derive(Clone)]
 #[non_exhaustive]
 pub struct ServerConfig {
@@ -76,48 +103,111 @@ impl Default for ServerConfig {
 
 impl ServerConfig {
     /// Sets [`ServerConfig::jsonrpc_path`].
+    ///
+    /// ```
+    /// use a2a_protocol_server::ServerConfig;
+    ///
+    /// let rest_only = ServerConfig::default().with_jsonrpc_path(None);
+    /// assert!(rest_only.jsonrpc_path.is_none());
+    /// let moved = ServerConfig::default().with_jsonrpc_path(Some("/rpc"));
+    /// assert_eq!(moved.jsonrpc_path.as_deref(), Some("/rpc"));
+    /// ```
     pub fn with_jsonrpc_path(mut self, path: Option<&str>) -> Self {
         self.jsonrpc_path = path.map(str::to_owned);
         self
     }
 
     /// Sets [`ServerConfig::rest_prefix`].
+    ///
+    /// ```
+    /// use a2a_protocol_server::ServerConfig;
+    ///
+    /// let config = ServerConfig::default().with_rest_prefix(Some("/v1"));
+    /// assert_eq!(config.rest_prefix.as_deref(), Some("/v1"));
+    /// ```
     pub fn with_rest_prefix(mut self, prefix: Option<&str>) -> Self {
         self.rest_prefix = prefix.map(|p| p.trim_end_matches('/').to_owned());
         self
     }
 
     /// Sets [`ServerConfig::max_body_bytes`].
+    ///
+    /// ```
+    /// use a2a_protocol_server::ServerConfig;
+    ///
+    /// assert_eq!(ServerConfig::default().with_max_body_bytes(65_536).max_body_bytes, 65_536);
+    /// ```
     pub fn with_max_body_bytes(mut self, bytes: usize) -> Self {
         self.max_body_bytes = bytes;
         self
     }
 
     /// Sets [`ServerConfig::public_url`].
+    ///
+    /// ```
+    /// use a2a_protocol_server::ServerConfig;
+    ///
+    /// let config = ServerConfig::default().with_public_url("https://agents.example.com");
+    /// assert_eq!(config.public_url.as_deref(), Some("https://agents.example.com"));
+    /// ```
     pub fn with_public_url(mut self, url: impl Into<String>) -> Self {
         self.public_url = Some(url.into().trim_end_matches('/').to_owned());
         self
     }
 
     /// Sets [`ServerConfig::require_version_header`].
+    ///
+    /// ```
+    /// use a2a_protocol_server::ServerConfig;
+    ///
+    /// let lenient = ServerConfig::default().with_require_version_header(false);
+    /// assert!(!lenient.require_version_header);
+    /// ```
     pub fn with_require_version_header(mut self, require: bool) -> Self {
         self.require_version_header = require;
         self
     }
 
     /// Sets [`ServerConfig::card_max_age`].
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// use a2a_protocol_server::ServerConfig;
+    ///
+    /// let config = ServerConfig::default().with_card_max_age(Duration::from_secs(60));
+    /// assert_eq!(config.card_max_age.as_secs(), 60);
+    /// ```
     pub fn with_card_max_age(mut self, max_age: Duration) -> Self {
         self.card_max_age = max_age;
         self
     }
 
     /// Sets [`ServerConfig::keep_alive`].
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// use a2a_protocol_server::ServerConfig;
+    ///
+    /// assert_eq!(ServerConfig::default().with_keep_alive(Duration::from_secs(5)).keep_alive.as_secs(), 5);
+    /// ```
     pub fn with_keep_alive(mut self, interval: Duration) -> Self {
         self.keep_alive = interval;
         self
     }
 
     /// Sets [`ServerConfig::caller`].
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    ///
+    /// use a2a_protocol_server::{CallerIdentity, ServerConfig};
+    ///
+    /// let config = ServerConfig::default()
+    ///     .with_caller_resolver(Arc::new(|_: &http::HeaderMap| Some(CallerIdentity("everyone".into()))));
+    /// assert!(config.caller.is_some());
+    /// ```
     pub fn with_caller_resolver(mut self, resolver: CallerResolver) -> Self {
         self.caller = Some(resolver);
         self
@@ -125,6 +215,28 @@ impl ServerConfig {
 }
 
 /// An A2A agent served over HTTP.
+///
+/// ```
+/// use a2a_protocol_server::agents::EchoAgent;
+/// use a2a_protocol_server::{A2aServer, RequestHandler};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+/// let url = format!("http://{}/.well-known/agent-card.json", listener.local_addr()?);
+/// let handler = RequestHandler::builder(EchoAgent::new()).with_agent_card(EchoAgent::card()).build();
+/// let server = A2aServer::new(handler);
+/// let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+/// let serving = tokio::spawn(server.serve(listener, async {
+///     let _ = stopped.await;
+/// }));
+/// let card: serde_json::Value = reqwest::get(&url).await?.json().await?;
+/// assert_eq!(card["name"], "Echo agent");
+/// stop.send(()).ok();
+/// serving.await??;
+/// # Ok(())
+/// # }
+/// ```
 pub struct A2aServer {
     handler: RequestHandler,
     config: ServerConfig,
@@ -134,6 +246,14 @@ pub struct A2aServer {
 
 impl A2aServer {
     /// Serves `handler` with the default configuration.
+    ///
+    /// ```
+    /// use a2a_protocol_server::agents::EchoAgent;
+    /// use a2a_protocol_server::{A2aServer, RequestHandler};
+    ///
+    /// let server = A2aServer::new(RequestHandler::builder(EchoAgent::new()).build());
+    /// # let _ = server;
+    /// ```
     pub fn new(handler: RequestHandler) -> Self {
         Self {
             handler,
@@ -144,6 +264,30 @@ impl A2aServer {
     }
 
     /// Sweeps `store` with `policy` every `interval` while the server runs.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use std::time::Duration;
+    ///
+    /// use a2a_protocol_server::agents::EchoAgent;
+    /// use a2a_protocol_server::store::{RetentionPolicy, SqliteTaskStore};
+    /// use a2a_protocol_server::{A2aServer, RequestHandler};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let dir = tempfile::tempdir()?;
+    /// # let url = format!("sqlite://{}", dir.path().join("tasks.db").display());
+    /// let store = Arc::new(SqliteTaskStore::open(&url).await?);
+    /// let handler = RequestHandler::builder(EchoAgent::new()).with_store(store.clone()).build();
+    /// let server = A2aServer::new(handler).with_retention_sweeper(
+    ///     store,
+    ///     Duration::from_secs(3600),
+    ///     RetentionPolicy::default().with_terminal_max_age(Duration::from_secs(24 * 3600)),
+    /// );
+    /// # let _ = server;
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn with_retention_sweeper(
         mut self,
         store: Arc<dyn Retention>,
@@ -155,12 +299,42 @@ impl A2aServer {
     }
 
     /// Sets the configuration.
+    ///
+    /// ```
+    /// use a2a_protocol_server::agents::EchoAgent;
+    /// use a2a_protocol_server::{A2aServer, RequestHandler, ServerConfig};
+    ///
+    /// let server = A2aServer::new(RequestHandler::builder(EchoAgent::new()).build())
+    ///     .with_config(ServerConfig::default().with_rest_prefix(None)); // JSON-RPC only
+    /// # let _ = server;
+    /// ```
     pub fn with_config(mut self, config: ServerConfig) -> Self {
         self.config = config;
         self
     }
 
     /// The axum router, to mount in a larger application.
+    ///
+    /// ```
+    /// use a2a_protocol_server::agents::EchoAgent;
+    /// use a2a_protocol_server::{A2aServer, RequestHandler, ServerConfig};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let a2a = A2aServer::new(RequestHandler::builder(EchoAgent::new()).build())
+    ///     .with_config(ServerConfig::default().with_public_url("http://127.0.0.1"));
+    /// // Mount the agent beside the application's own routes.
+    /// let app = axum::Router::new()
+    ///     .route("/healthz", axum::routing::get(|| async { "ok" }))
+    ///     .merge(a2a.router());
+    /// let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    /// let base = format!("http://{}", listener.local_addr()?);
+    /// tokio::spawn(async move { axum::serve(listener, app).await });
+    /// assert_eq!(reqwest::get(format!("{base}/healthz")).await?.text().await?, "ok");
+    /// assert!(reqwest::get(format!("{base}/.well-known/agent-card.json")).await?.status().is_success());
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn router(&self) -> Router {
         bindings::router(
             self.handler.clone(),
@@ -171,6 +345,21 @@ impl A2aServer {
 
     /// Serves on `listener` until `shutdown` completes, then stops accepting, ends open
     /// streams, and waits for requests in flight.
+    ///
+    /// ```
+    /// use a2a_protocol_server::agents::EchoAgent;
+    /// use a2a_protocol_server::{A2aServer, RequestHandler};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> std::io::Result<()> {
+    /// let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    /// A2aServer::new(RequestHandler::builder(EchoAgent::new()).build())
+    ///     .serve(listener, async {
+    ///         // A real server waits for Ctrl-C: `let _ = tokio::signal::ctrl_c().await;`
+    ///     })
+    ///     .await
+    /// # }
+    /// ```
     pub async fn serve(
         self,
         listener: TcpListener,

@@ -71,6 +71,26 @@ fn scenario(message_id: &str) -> Scenario {
 }
 
 /// The TCK's system under test. Unknown prefixes complete the task like `tck-complete-task`.
+///
+/// ```
+/// use a2a_protocol_server::agents::ConformanceAgent;
+/// use a2a_protocol_server::{CallContext, RequestHandler};
+/// use a2a_protocol_types::{Message, SendMessageRequest, SendMessageResponse, TaskState};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), a2a_protocol_types::A2aError> {
+/// let handler = RequestHandler::builder(ConformanceAgent::new()).build();
+/// let mut message = Message::user_text("please");
+/// message.id = "tck-reject-task-001".into(); // The prefix picks the scenario.
+/// let SendMessageResponse::Task(task) =
+///     handler.send_message(SendMessageRequest::new(message), &CallContext::default()).await?
+/// else {
+///     panic!("a task");
+/// };
+/// assert_eq!(task.status.state, TaskState::Rejected);
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug, Clone)]
 pub struct ConformanceAgent {
     streaming_timeout: Duration,
@@ -87,17 +107,42 @@ impl Default for ConformanceAgent {
 impl ConformanceAgent {
     /// A conformance agent whose long-running scenario lasts twice the TCK's default
     /// streaming timeout (5 s).
+    ///
+    /// ```
+    /// use a2a_protocol_server::agents::ConformanceAgent;
+    /// use a2a_protocol_server::RequestHandler;
+    ///
+    /// let handler = RequestHandler::builder(ConformanceAgent::new())
+    ///     .with_agent_card(ConformanceAgent::card())
+    ///     .build();
+    /// assert!(handler.agent_card().capabilities.streaming == Some(true));
+    /// ```
     pub fn new() -> Self {
         Self::default()
     }
 
     /// Sets the streaming timeout the long-running scenario outlasts twice.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// use a2a_protocol_server::agents::ConformanceAgent;
+    ///
+    /// let agent = ConformanceAgent::new().with_streaming_timeout(Duration::from_secs(1));
+    /// # let _ = agent;
+    /// ```
     pub fn with_streaming_timeout(mut self, timeout: Duration) -> Self {
         self.streaming_timeout = timeout;
         self
     }
 
     /// A card describing this agent.
+    ///
+    /// ```
+    /// use a2a_protocol_server::agents::ConformanceAgent;
+    ///
+    /// assert!(!ConformanceAgent::card().skills.is_empty());
+    /// ```
     pub fn card() -> AgentCard {
         let mut card = AgentCard::new(
             "a2a-rust conformance agent",

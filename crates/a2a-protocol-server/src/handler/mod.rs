@@ -26,9 +26,36 @@ use crate::runtime::{EventSink, Registry, follow_live, follow_store};
 use crate::store::{InMemoryTaskStore, TaskStore};
 
 /// A stream of a task's events, as a streaming operation answers.
+///
+/// ```
+/// use futures::StreamExt;
+///
+/// use a2a_protocol_server::agents::EchoAgent;
+/// use a2a_protocol_server::{CallContext, EventStream, RequestHandler};
+/// use a2a_protocol_types::{Message, SendMessageRequest};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), a2a_protocol_types::A2aError> {
+/// let handler = RequestHandler::builder(EchoAgent::new()).build();
+/// let request = SendMessageRequest::new(Message::user_text("hi"));
+/// let events: EventStream = handler.send_streaming_message(request, &CallContext::default()).await?;
+/// let events: Vec<_> = events.collect().await;
+/// assert!(events.last().unwrap().is_final());
+/// # Ok(())
+/// # }
+/// ```
 pub type EventStream = Pin<Box<dyn Stream<Item = StreamResponse> + Send>>;
 
 /// What the binding knows about the caller of one request.
+///
+/// ```
+/// use a2a_protocol_server::{CallContext, CallerIdentity};
+///
+/// let ctx = CallContext::default()
+///     .with_caller(Some(CallerIdentity("alice".into())))
+///     .with_extensions(vec!["https://a2a-rust.com/extensions/lease/v1".into()]);
+/// assert!(ctx.activated("https://a2a-rust.com/extensions/lease/v1"));
+/// ```
 #[derive(Debug, Clone, Default)]
 #[non_exhaustive]
 pub struct CallContext {
@@ -40,17 +67,37 @@ pub struct CallContext {
 
 impl CallContext {
     /// A context with a caller.
+    ///
+    /// ```
+    /// use a2a_protocol_server::{CallContext, CallerIdentity};
+    ///
+    /// let ctx = CallContext::default().with_caller(Some(CallerIdentity("alice".into())));
+    /// assert_eq!(ctx.caller.unwrap().0, "alice");
+    /// ```
     pub fn with_caller(mut self, caller: Option<CallerIdentity>) -> Self {
         self.caller = caller;
         self
     }
 
     /// Whether the client activated the extension `uri`.
+    ///
+    /// ```
+    /// use a2a_protocol_server::CallContext;
+    ///
+    /// assert!(!CallContext::default().activated("https://example.com/ext/v1"));
+    /// ```
     pub fn activated(&self, uri: &str) -> bool {
         self.extensions.iter().any(|e| e == uri)
     }
 
     /// A context with activated extensions.
+    ///
+    /// ```
+    /// use a2a_protocol_server::CallContext;
+    ///
+    /// let ctx = CallContext::default().with_extensions(vec!["https://example.com/ext/v1".into()]);
+    /// assert!(ctx.activated("https://example.com/ext/v1"));
+    /// ```
     pub fn with_extensions(mut self, extensions: Vec<String>) -> Self {
         self.extensions = extensions;
         self
@@ -58,6 +105,19 @@ impl CallContext {
 }
 
 /// Tuning of the request handler.
+///
+/// ```
+/// use std::time::Duration;
+///
+/// use a2a_protocol_server::agents::EchoAgent;
+/// use a2a_protocol_server::{HandlerConfig, RequestHandler};
+///
+/// let config = HandlerConfig::default()
+///     .with_replay_wait(Duration::from_secs(10))
+///     .with_default_page_size(20);
+/// let handler = RequestHandler::builder(EchoAgent::new()).with_config(config).build();
+/// # let _ = handler;
+/// ```
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct HandlerConfig {
@@ -83,18 +143,41 @@ impl Default for HandlerConfig {
 
 impl HandlerConfig {
     /// Sets [`HandlerConfig::replay_wait`].
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// use a2a_protocol_server::HandlerConfig;
+    ///
+    /// assert_eq!(HandlerConfig::default().with_replay_wait(Duration::from_secs(1)).replay_wait.as_secs(), 1);
+    /// ```
     pub fn with_replay_wait(mut self, wait: Duration) -> Self {
         self.replay_wait = wait;
         self
     }
 
     /// Sets [`HandlerConfig::cancel_grace`].
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// use a2a_protocol_server::HandlerConfig;
+    ///
+    /// let config = HandlerConfig::default().with_cancel_grace(Duration::from_millis(500));
+    /// assert_eq!(config.cancel_grace, Duration::from_millis(500));
+    /// ```
     pub fn with_cancel_grace(mut self, grace: Duration) -> Self {
         self.cancel_grace = grace;
         self
     }
 
     /// Sets [`HandlerConfig::default_page_size`].
+    ///
+    /// ```
+    /// use a2a_protocol_server::HandlerConfig;
+    ///
+    /// assert_eq!(HandlerConfig::default().with_default_page_size(1_000).default_page_size, 100, "capped");
+    /// ```
     pub fn with_default_page_size(mut self, size: usize) -> Self {
         self.default_page_size = size.clamp(1, validate::MAX_PAGE_SIZE);
         self
@@ -113,12 +196,48 @@ pub(crate) struct Inner {
 }
 
 /// Carries out A2A operations for one agent over one store. Cheap to clone.
+///
+/// ```
+/// use a2a_protocol_server::agents::EchoAgent;
+/// use a2a_protocol_server::{CallContext, RequestHandler};
+/// use a2a_protocol_types::{GetTaskRequest, Message, SendMessageRequest, SendMessageResponse};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), a2a_protocol_types::A2aError> {
+/// let handler = RequestHandler::builder(EchoAgent::new()).build();
+/// let ctx = CallContext::default();
+/// let SendMessageResponse::Task(task) =
+///     handler.send_message(SendMessageRequest::new(Message::user_text("hi")), &ctx).await?
+/// else {
+///     panic!("a task");
+/// };
+/// let again = handler.get_task(GetTaskRequest { id: task.id.clone(), ..Default::default() }, &ctx).await?;
+/// assert_eq!(again.status.state, task.status.state);
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Clone)]
 pub struct RequestHandler {
     pub(crate) inner: Arc<Inner>,
 }
 
 /// Builds a [`RequestHandler`].
+///
+/// ```
+/// use std::sync::Arc;
+/// use std::time::Duration;
+///
+/// use a2a_protocol_server::agents::EchoAgent;
+/// use a2a_protocol_server::store::InMemoryTaskStore;
+/// use a2a_protocol_server::RequestHandler;
+///
+/// let handler = RequestHandler::builder(EchoAgent::new())
+///     .with_agent_card(EchoAgent::card())
+///     .with_store(Arc::new(InMemoryTaskStore::new()))
+///     .with_leases(Duration::from_secs(300))
+///     .build();
+/// assert!(handler.agent_card().supports_extension("https://a2a-rust.com/extensions/lease/v1"));
+/// ```
 pub struct RequestHandlerBuilder {
     executor: Arc<dyn AgentExecutor>,
     store: Option<Arc<dyn TaskStore>>,
@@ -131,12 +250,37 @@ pub struct RequestHandlerBuilder {
 impl RequestHandlerBuilder {
     /// Supports the lease extension: a task started with a lease of at most `max_ttl` is
     /// canceled when its lease lapses unrenewed. The card then advertises the extension.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// use a2a_protocol_server::agents::EchoAgent;
+    /// use a2a_protocol_server::RequestHandler;
+    /// use a2a_protocol_types::lease::LEASE_EXTENSION_URI;
+    ///
+    /// let plain = RequestHandler::builder(EchoAgent::new()).build();
+    /// assert!(!plain.agent_card().supports_extension(LEASE_EXTENSION_URI));
+    /// let leasing = RequestHandler::builder(EchoAgent::new()).with_leases(Duration::from_secs(60)).build();
+    /// assert!(leasing.agent_card().supports_extension(LEASE_EXTENSION_URI));
+    /// ```
     pub fn with_leases(mut self, max_ttl: Duration) -> Self {
         self.max_lease = Some(max_ttl);
         self
     }
 
     /// Sets the store (default: an [`InMemoryTaskStore`]).
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    ///
+    /// use a2a_protocol_server::agents::EchoAgent;
+    /// use a2a_protocol_server::store::{TaskStoreConfig, TenantAwareInMemoryTaskStore};
+    /// use a2a_protocol_server::RequestHandler;
+    ///
+    /// let store = TenantAwareInMemoryTaskStore::with_config(TaskStoreConfig::default().with_max_tasks(500));
+    /// let handler = RequestHandler::builder(EchoAgent::new()).with_store(Arc::new(store)).build();
+    /// assert!(handler.store().supports_idempotency());
+    /// ```
     pub fn with_store(mut self, store: Arc<dyn TaskStore>) -> Self {
         self.store = Some(store);
         self
@@ -144,24 +288,70 @@ impl RequestHandlerBuilder {
 
     /// Sets the agent card. Its capabilities (streaming, push notifications, extended card and
     /// the idempotency extension) are derived from the handler's setup, whatever the card says.
+    ///
+    /// ```
+    /// use a2a_protocol_server::agents::EchoAgent;
+    /// use a2a_protocol_server::RequestHandler;
+    /// use a2a_protocol_types::idempotency::IDEMPOTENCY_EXTENSION_URI;
+    /// use a2a_protocol_types::AgentCard;
+    ///
+    /// let handler = RequestHandler::builder(EchoAgent::new())
+    ///     .with_agent_card(AgentCard::new("Parrot", "Repeats.", "2.0.0"))
+    ///     .build();
+    /// let card = handler.agent_card();
+    /// assert_eq!(card.name, "Parrot");
+    /// assert!(card.supports_extension(IDEMPOTENCY_EXTENSION_URI), "derived from the store");
+    /// ```
     pub fn with_agent_card(mut self, card: AgentCard) -> Self {
         self.card = Some(card);
         self
     }
 
     /// Serves `card` from `GetExtendedAgentCard` and advertises it.
+    ///
+    /// ```
+    /// use a2a_protocol_server::agents::EchoAgent;
+    /// use a2a_protocol_server::RequestHandler;
+    /// use a2a_protocol_types::AgentCard;
+    ///
+    /// let handler = RequestHandler::builder(EchoAgent::new())
+    ///     .with_extended_agent_card(AgentCard::new("Echo (for partners)", "More skills.", "1.0.0"))
+    ///     .build();
+    /// assert_eq!(handler.agent_card().capabilities.extended_agent_card, Some(true));
+    /// ```
     pub fn with_extended_agent_card(mut self, card: AgentCard) -> Self {
         self.extended_card = Some(card);
         self
     }
 
     /// Sets the tuning.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// use a2a_protocol_server::agents::EchoAgent;
+    /// use a2a_protocol_server::{HandlerConfig, RequestHandler};
+    ///
+    /// let handler = RequestHandler::builder(EchoAgent::new())
+    ///     .with_config(HandlerConfig::default().with_cancel_grace(Duration::from_secs(1)))
+    ///     .build();
+    /// # let _ = handler;
+    /// ```
     pub fn with_config(mut self, config: HandlerConfig) -> Self {
         self.config = config;
         self
     }
 
     /// Builds the handler.
+    ///
+    /// ```
+    /// use a2a_protocol_server::agents::EchoAgent;
+    /// use a2a_protocol_server::RequestHandler;
+    ///
+    /// let handler = RequestHandler::builder(EchoAgent::new()).build();
+    /// let clone = handler.clone(); // Cheap: both share one store and one agent.
+    /// assert_eq!(clone.agent_card().name, handler.agent_card().name);
+    /// ```
     pub fn build(self) -> RequestHandler {
         let store = self
             .store
@@ -191,11 +381,32 @@ impl RequestHandlerBuilder {
 
 impl RequestHandler {
     /// Starts building a handler for `executor`.
+    ///
+    /// ```
+    /// use a2a_protocol_server::agents::EchoAgent;
+    /// use a2a_protocol_server::RequestHandler;
+    ///
+    /// let handler = RequestHandler::builder(EchoAgent::new()).build();
+    /// # let _ = handler;
+    /// ```
     pub fn builder(executor: impl AgentExecutor) -> RequestHandlerBuilder {
         Self::builder_arc(Arc::new(executor))
     }
 
     /// Starts building a handler for a shared executor.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    ///
+    /// use a2a_protocol_server::agents::{ConformanceAgent, EchoAgent};
+    /// use a2a_protocol_server::{AgentExecutor, RequestHandler};
+    ///
+    /// let conformance = true;
+    /// let agent: Arc<dyn AgentExecutor> =
+    ///     if conformance { Arc::new(ConformanceAgent::new()) } else { Arc::new(EchoAgent::new()) };
+    /// let handler = RequestHandler::builder_arc(agent).build();
+    /// # let _ = handler;
+    /// ```
     pub fn builder_arc(executor: Arc<dyn AgentExecutor>) -> RequestHandlerBuilder {
         RequestHandlerBuilder {
             executor,
@@ -209,16 +420,47 @@ impl RequestHandler {
 
     /// The public agent card, with capabilities derived from the setup. Interfaces are filled
     /// in by the server that knows its URL.
+    ///
+    /// ```
+    /// use a2a_protocol_server::agents::EchoAgent;
+    /// use a2a_protocol_server::RequestHandler;
+    ///
+    /// let handler = RequestHandler::builder(EchoAgent::new()).build();
+    /// assert_eq!(handler.agent_card().capabilities.streaming, Some(true));
+    /// assert_eq!(handler.agent_card().capabilities.push_notifications, Some(false));
+    /// ```
     pub fn agent_card(&self) -> &AgentCard {
         &self.inner.card
     }
 
     /// The store.
+    ///
+    /// ```
+    /// use a2a_protocol_server::agents::EchoAgent;
+    /// use a2a_protocol_server::RequestHandler;
+    ///
+    /// let handler = RequestHandler::builder(EchoAgent::new()).build();
+    /// assert!(handler.store().supports_idempotency(), "the default in-memory store");
+    /// ```
     pub fn store(&self) -> &Arc<dyn TaskStore> {
         &self.inner.store
     }
 
     /// `GetTask`. With the lease extension activated, it renews the task's lease.
+    ///
+    /// ```
+    /// use a2a_protocol_server::agents::EchoAgent;
+    /// use a2a_protocol_server::{CallContext, RequestHandler};
+    /// use a2a_protocol_types::{ErrorKind, GetTaskRequest};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let handler = RequestHandler::builder(EchoAgent::new()).build();
+    /// let request = GetTaskRequest { id: "no-such-task".into(), ..Default::default() };
+    /// let error = handler.get_task(request, &CallContext::default()).await.unwrap_err();
+    /// assert_eq!(error.kind, ErrorKind::TaskNotFound);
+    /// # }
+    /// ```
     pub async fn get_task(
         &self,
         request: GetTaskRequest,
@@ -236,6 +478,25 @@ impl RequestHandler {
     }
 
     /// `ListTasks`.
+    ///
+    /// ```
+    /// use a2a_protocol_server::agents::EchoAgent;
+    /// use a2a_protocol_server::{CallContext, RequestHandler};
+    /// use a2a_protocol_types::{ListTasksRequest, Message, SendMessageRequest};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), a2a_protocol_types::A2aError> {
+    /// let handler = RequestHandler::builder(EchoAgent::new()).build();
+    /// let ctx = CallContext::default();
+    /// for text in ["one", "two"] {
+    ///     handler.send_message(SendMessageRequest::new(Message::user_text(text)), &ctx).await?;
+    /// }
+    /// let page = handler.list_tasks(ListTasksRequest { page_size: Some(1), ..Default::default() }, &ctx).await?;
+    /// assert_eq!((page.tasks.len(), page.total_size), (1, 2));
+    /// assert!(!page.next_page_token.is_empty());
+    /// # Ok(())
+    /// # }
+    /// ```
     pub async fn list_tasks(
         &self,
         request: ListTasksRequest,
@@ -265,6 +526,31 @@ impl RequestHandler {
     }
 
     /// `CancelTask`.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// use a2a_protocol_server::agents::EchoAgent;
+    /// use a2a_protocol_server::{CallContext, RequestHandler};
+    /// use a2a_protocol_types::{
+    ///     CancelTaskRequest, Message, SendMessageConfiguration, SendMessageRequest, SendMessageResponse,
+    ///     TaskState,
+    /// };
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), a2a_protocol_types::A2aError> {
+    /// let handler = RequestHandler::builder(EchoAgent::slow(Duration::from_secs(60))).build();
+    /// let ctx = CallContext::default();
+    /// let mut request = SendMessageRequest::new(Message::user_text("long job"));
+    /// request.configuration = Some(SendMessageConfiguration { return_immediately: true, ..Default::default() });
+    /// let SendMessageResponse::Task(task) = handler.send_message(request, &ctx).await? else {
+    ///     panic!("a task");
+    /// };
+    /// let canceled = handler.cancel_task(CancelTaskRequest { id: task.id, ..Default::default() }, &ctx).await?;
+    /// assert_eq!(canceled.status.state, TaskState::Canceled);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub async fn cancel_task(
         &self,
         request: CancelTaskRequest,
@@ -315,6 +601,37 @@ impl RequestHandler {
     }
 
     /// `SubscribeToTask`: the task as it stands, then its events until it settles.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// use futures::StreamExt;
+    ///
+    /// use a2a_protocol_server::agents::EchoAgent;
+    /// use a2a_protocol_server::{CallContext, RequestHandler};
+    /// use a2a_protocol_types::{
+    ///     Message, SendMessageConfiguration, SendMessageRequest, SendMessageResponse, StreamResponse,
+    ///     SubscribeToTaskRequest,
+    /// };
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), a2a_protocol_types::A2aError> {
+    /// let handler = RequestHandler::builder(EchoAgent::slow(Duration::from_millis(50))).build();
+    /// let ctx = CallContext::default();
+    /// let mut request = SendMessageRequest::new(Message::user_text("hi"));
+    /// request.configuration = Some(SendMessageConfiguration { return_immediately: true, ..Default::default() });
+    /// let SendMessageResponse::Task(task) = handler.send_message(request, &ctx).await? else {
+    ///     panic!("a task");
+    /// };
+    /// let events = handler
+    ///     .subscribe_to_task(SubscribeToTaskRequest { id: task.id, ..Default::default() }, &ctx)
+    ///     .await?;
+    /// let events: Vec<StreamResponse> = events.collect().await;
+    /// assert!(matches!(events[0], StreamResponse::Task(_)), "the task as it stands comes first");
+    /// assert!(events.last().unwrap().is_final());
+    /// # Ok(())
+    /// # }
+    /// ```
     pub async fn subscribe_to_task(
         &self,
         request: SubscribeToTaskRequest,
@@ -354,6 +671,22 @@ impl RequestHandler {
     }
 
     /// Push notification operations: not supported until push delivery exists.
+    ///
+    /// ```
+    /// use a2a_protocol_server::agents::EchoAgent;
+    /// use a2a_protocol_server::{CallContext, RequestHandler};
+    /// use a2a_protocol_types::push::TaskPushNotificationConfig;
+    /// use a2a_protocol_types::ErrorKind;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let handler = RequestHandler::builder(EchoAgent::new()).build();
+    /// let config: TaskPushNotificationConfig =
+    ///     serde_json::from_str(r#"{"taskId": "t-1", "url": "https://client.example/hook"}"#).unwrap();
+    /// let error = handler.create_task_push_notification_config(config, &CallContext::default()).await.unwrap_err();
+    /// assert_eq!(error.kind, ErrorKind::PushNotificationNotSupported);
+    /// # }
+    /// ```
     pub async fn create_task_push_notification_config(
         &self,
         _request: TaskPushNotificationConfig,
@@ -363,6 +696,20 @@ impl RequestHandler {
     }
 
     /// See [`RequestHandler::create_task_push_notification_config`].
+    ///
+    /// ```
+    /// use a2a_protocol_server::agents::EchoAgent;
+    /// use a2a_protocol_server::{CallContext, RequestHandler};
+    /// use a2a_protocol_types::{ErrorKind, GetTaskPushNotificationConfigRequest};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let handler = RequestHandler::builder(EchoAgent::new()).build();
+    /// let request = GetTaskPushNotificationConfigRequest::default();
+    /// let error = handler.get_task_push_notification_config(request, &CallContext::default()).await.unwrap_err();
+    /// assert_eq!(error.kind, ErrorKind::PushNotificationNotSupported);
+    /// # }
+    /// ```
     pub async fn get_task_push_notification_config(
         &self,
         _request: GetTaskPushNotificationConfigRequest,
@@ -372,6 +719,20 @@ impl RequestHandler {
     }
 
     /// See [`RequestHandler::create_task_push_notification_config`].
+    ///
+    /// ```
+    /// use a2a_protocol_server::agents::EchoAgent;
+    /// use a2a_protocol_server::{CallContext, RequestHandler};
+    /// use a2a_protocol_types::{ErrorKind, ListTaskPushNotificationConfigsRequest};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let handler = RequestHandler::builder(EchoAgent::new()).build();
+    /// let request = ListTaskPushNotificationConfigsRequest::default();
+    /// let error = handler.list_task_push_notification_configs(request, &CallContext::default()).await.unwrap_err();
+    /// assert_eq!(error.kind, ErrorKind::PushNotificationNotSupported);
+    /// # }
+    /// ```
     pub async fn list_task_push_notification_configs(
         &self,
         _request: ListTaskPushNotificationConfigsRequest,
@@ -381,6 +742,20 @@ impl RequestHandler {
     }
 
     /// See [`RequestHandler::create_task_push_notification_config`].
+    ///
+    /// ```
+    /// use a2a_protocol_server::agents::EchoAgent;
+    /// use a2a_protocol_server::{CallContext, RequestHandler};
+    /// use a2a_protocol_types::{DeleteTaskPushNotificationConfigRequest, ErrorKind};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let handler = RequestHandler::builder(EchoAgent::new()).build();
+    /// let request = DeleteTaskPushNotificationConfigRequest::default();
+    /// let error = handler.delete_task_push_notification_config(request, &CallContext::default()).await.unwrap_err();
+    /// assert_eq!(error.kind, ErrorKind::PushNotificationNotSupported);
+    /// # }
+    /// ```
     pub async fn delete_task_push_notification_config(
         &self,
         _request: DeleteTaskPushNotificationConfigRequest,
@@ -390,6 +765,22 @@ impl RequestHandler {
     }
 
     /// `GetExtendedAgentCard`.
+    ///
+    /// ```
+    /// use a2a_protocol_server::agents::EchoAgent;
+    /// use a2a_protocol_server::{CallContext, RequestHandler};
+    /// use a2a_protocol_types::{AgentCard, GetExtendedAgentCardRequest};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), a2a_protocol_types::A2aError> {
+    /// let handler = RequestHandler::builder(EchoAgent::new())
+    ///     .with_extended_agent_card(AgentCard::new("Echo+", "For partners.", "1.0.0"))
+    ///     .build();
+    /// let card = handler.get_extended_agent_card(GetExtendedAgentCardRequest::default(), &CallContext::default()).await?;
+    /// assert_eq!(card.name, "Echo+");
+    /// # Ok(())
+    /// # }
+    /// ```
     pub async fn get_extended_agent_card(
         &self,
         _request: GetExtendedAgentCardRequest,

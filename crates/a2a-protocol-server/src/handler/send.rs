@@ -35,6 +35,30 @@ enum Started {
 
 impl RequestHandler {
     /// `SendMessage`: waits for the task to settle unless `returnImmediately` is set.
+    ///
+    /// ```
+    /// use a2a_protocol_server::agents::EchoAgent;
+    /// use a2a_protocol_server::{CallContext, RequestHandler};
+    /// use a2a_protocol_types::idempotency::{generate_key, set_key};
+    /// use a2a_protocol_types::{Message, SendMessageRequest, SendMessageResponse};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), a2a_protocol_types::A2aError> {
+    /// let handler = RequestHandler::builder(EchoAgent::new()).build();
+    /// let mut message = Message::user_text("hi");
+    /// set_key(&mut message, &generate_key()).unwrap();
+    /// let request = SendMessageRequest::new(message);
+    /// let ctx = CallContext::default();
+    /// let (SendMessageResponse::Task(first), SendMessageResponse::Task(retry)) = (
+    ///     handler.send_message(request.clone(), &ctx).await?,
+    ///     handler.send_message(request, &ctx).await?,
+    /// ) else {
+    ///     panic!("tasks");
+    /// };
+    /// assert_eq!(first.id, retry.id, "the retry replays the first send's task");
+    /// # Ok(())
+    /// # }
+    /// ```
     pub async fn send_message(
         &self,
         request: SendMessageRequest,
@@ -66,6 +90,25 @@ impl RequestHandler {
 
     /// `SendStreamingMessage`: the task (or a single direct message), then its events until
     /// it settles.
+    ///
+    /// ```
+    /// use futures::StreamExt;
+    ///
+    /// use a2a_protocol_server::agents::EchoAgent;
+    /// use a2a_protocol_server::{CallContext, RequestHandler};
+    /// use a2a_protocol_types::{Message, SendMessageRequest, StreamResponse, TaskState};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), a2a_protocol_types::A2aError> {
+    /// let handler = RequestHandler::builder(EchoAgent::new()).build();
+    /// let request = SendMessageRequest::new(Message::user_text("hi"));
+    /// let events: Vec<StreamResponse> =
+    ///     handler.send_streaming_message(request, &CallContext::default()).await?.collect().await;
+    /// let StreamResponse::StatusUpdate(last) = events.last().unwrap() else { panic!("a status") };
+    /// assert_eq!(last.status.state, TaskState::Completed);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub async fn send_streaming_message(
         &self,
         request: SendMessageRequest,

@@ -20,6 +20,34 @@ use crate::store::TaskStore;
 /// Each call returns once the event is stored and broadcast, or with an error when the event
 /// breaks the task's lifecycle (say, an update after the task finished) or the store failed.
 /// Cheap to clone.
+///
+/// ```
+/// use a2a_protocol_server::{AgentExecutor, EventSink, RequestContext};
+/// use a2a_protocol_types::A2aError;
+/// use a2a_protocol_types::{Artifact, Part};
+/// # use a2a_protocol_server::{CallContext, RequestHandler};
+/// # use a2a_protocol_types::{Message, SendMessageRequest, SendMessageResponse};
+///
+/// struct Agent;
+///
+/// #[async_trait::async_trait]
+/// impl AgentExecutor for Agent {
+///     async fn execute(&self, ctx: RequestContext, events: EventSink) -> Result<(), A2aError> {
+///         events.working().await?;
+///         events.artifact(Artifact::new("a-1", vec![Part::text(ctx.message.text())])).await?;
+///         events.complete(None).await
+///     }
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// # let handler = RequestHandler::builder(Agent).build();
+/// # let answer = handler.send_message(SendMessageRequest::new(Message::user_text("hi")), &CallContext::default()).await.unwrap();
+/// # let SendMessageResponse::Task(task) = answer else { panic!("a task") };
+/// # assert_eq!(task.status.state, a2a_protocol_types::TaskState::Completed);
+/// # assert_eq!(task.artifacts[0].parts[0].as_text(), Some("hi"));
+/// # }
+/// ```
 #[derive(Clone)]
 pub struct EventSink {
     live: Arc<LiveTask>,
@@ -56,21 +84,123 @@ impl EventSink {
     }
 
     /// The task this sink reports on.
+    ///
+    /// ```
+    /// use a2a_protocol_server::{AgentExecutor, EventSink, RequestContext};
+    /// use a2a_protocol_types::A2aError;
+    /// # use a2a_protocol_server::{CallContext, RequestHandler};
+    /// # use a2a_protocol_types::{Message, SendMessageRequest, SendMessageResponse};
+    ///
+    /// struct Agent;
+    ///
+    /// #[async_trait::async_trait]
+    /// impl AgentExecutor for Agent {
+    ///     async fn execute(&self, ctx: RequestContext, events: EventSink) -> Result<(), A2aError> {
+    ///         assert_eq!(events.task_id(), &ctx.task_id);
+    ///         events.complete(None).await
+    ///     }
+    /// }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// # let handler = RequestHandler::builder(Agent).build();
+    /// # let answer = handler.send_message(SendMessageRequest::new(Message::user_text("hi")), &CallContext::default()).await.unwrap();
+    /// # let SendMessageResponse::Task(task) = answer else { panic!("a task") };
+    /// # assert_eq!(task.status.state, a2a_protocol_types::TaskState::Completed);
+    /// # }
+    /// ```
     pub fn task_id(&self) -> &TaskId {
         &self.live.task_id
     }
 
     /// The task's context.
+    ///
+    /// ```
+    /// use a2a_protocol_server::{AgentExecutor, EventSink, RequestContext};
+    /// use a2a_protocol_types::A2aError;
+    /// # use a2a_protocol_server::{CallContext, RequestHandler};
+    /// # use a2a_protocol_types::{Message, SendMessageRequest, SendMessageResponse};
+    ///
+    /// struct Agent;
+    ///
+    /// #[async_trait::async_trait]
+    /// impl AgentExecutor for Agent {
+    ///     async fn execute(&self, ctx: RequestContext, events: EventSink) -> Result<(), A2aError> {
+    ///         assert_eq!(events.context_id(), &ctx.context_id);
+    ///         events.complete(None).await
+    ///     }
+    /// }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// # let handler = RequestHandler::builder(Agent).build();
+    /// # let answer = handler.send_message(SendMessageRequest::new(Message::user_text("hi")), &CallContext::default()).await.unwrap();
+    /// # let SendMessageResponse::Task(task) = answer else { panic!("a task") };
+    /// # assert!(!task.context_id.is_empty());
+    /// # }
+    /// ```
     pub fn context_id(&self) -> &ContextId {
         &self.context_id
     }
 
     /// An agent message with one text part, addressed to this task.
+    ///
+    /// ```
+    /// use a2a_protocol_server::{AgentExecutor, EventSink, RequestContext};
+    /// use a2a_protocol_types::A2aError;
+    /// # use a2a_protocol_server::{CallContext, RequestHandler};
+    /// # use a2a_protocol_types::{Message, SendMessageRequest, SendMessageResponse};
+    ///
+    /// struct Agent;
+    ///
+    /// #[async_trait::async_trait]
+    /// impl AgentExecutor for Agent {
+    ///     async fn execute(&self, ctx: RequestContext, events: EventSink) -> Result<(), A2aError> {
+    ///         let message = events.agent_message("done");
+    ///         assert_eq!(message.task_id.as_ref(), Some(events.task_id()));
+    ///         events.complete(Some(message)).await
+    ///     }
+    /// }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// # let handler = RequestHandler::builder(Agent).build();
+    /// # let answer = handler.send_message(SendMessageRequest::new(Message::user_text("hi")), &CallContext::default()).await.unwrap();
+    /// # let SendMessageResponse::Task(task) = answer else { panic!("a task") };
+    /// # assert_eq!(task.status.message.unwrap().text(), "done");
+    /// # }
+    /// ```
     pub fn agent_message(&self, text: impl Into<String>) -> Message {
         self.agent_message_with_parts(vec![Part::text(text)])
     }
 
     /// An agent message with the given parts, addressed to this task.
+    ///
+    /// ```
+    /// use a2a_protocol_server::{AgentExecutor, EventSink, RequestContext};
+    /// use a2a_protocol_types::A2aError;
+    /// use a2a_protocol_types::Part;
+    /// # use a2a_protocol_server::{CallContext, RequestHandler};
+    /// # use a2a_protocol_types::{Message, SendMessageRequest, SendMessageResponse};
+    ///
+    /// struct Agent;
+    ///
+    /// #[async_trait::async_trait]
+    /// impl AgentExecutor for Agent {
+    ///     async fn execute(&self, ctx: RequestContext, events: EventSink) -> Result<(), A2aError> {
+    ///         let message = events.agent_message_with_parts(vec![Part::text("see"), Part::url("https://x.example/r")]);
+    ///         events.complete(Some(message)).await
+    ///     }
+    /// }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// # let handler = RequestHandler::builder(Agent).build();
+    /// # let answer = handler.send_message(SendMessageRequest::new(Message::user_text("hi")), &CallContext::default()).await.unwrap();
+    /// # let SendMessageResponse::Task(task) = answer else { panic!("a task") };
+    /// # assert_eq!(task.status.message.unwrap().parts.len(), 2);
+    /// # }
+    /// ```
     pub fn agent_message_with_parts(&self, parts: Vec<Part>) -> Message {
         Message::new(MessageRole::Agent, parts)
             .with_context_id(self.context_id.clone())
@@ -78,6 +208,33 @@ impl EventSink {
     }
 
     /// The task as it stands.
+    ///
+    /// ```
+    /// use a2a_protocol_server::{AgentExecutor, EventSink, RequestContext};
+    /// use a2a_protocol_types::A2aError;
+    /// use a2a_protocol_types::TaskState;
+    /// # use a2a_protocol_server::{CallContext, RequestHandler};
+    /// # use a2a_protocol_types::{Message, SendMessageRequest, SendMessageResponse};
+    ///
+    /// struct Agent;
+    ///
+    /// #[async_trait::async_trait]
+    /// impl AgentExecutor for Agent {
+    ///     async fn execute(&self, ctx: RequestContext, events: EventSink) -> Result<(), A2aError> {
+    ///         events.working().await?;
+    ///         assert_eq!(events.task().await.status.state, TaskState::Working);
+    ///         events.complete(None).await
+    ///     }
+    /// }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// # let handler = RequestHandler::builder(Agent).build();
+    /// # let answer = handler.send_message(SendMessageRequest::new(Message::user_text("hi")), &CallContext::default()).await.unwrap();
+    /// # let SendMessageResponse::Task(task) = answer else { panic!("a task") };
+    /// # assert_eq!(task.status.state, TaskState::Completed);
+    /// # }
+    /// ```
     pub async fn task(&self) -> Task {
         self.live.snapshot().await
     }
@@ -119,6 +276,31 @@ impl EventSink {
     /// Records `amount` spent on `meter` against the turn's budget (a no-op without one).
     /// Spending past a granted meter fails the task as budget-exhausted and returns the error
     /// the executor should stop with.
+    ///
+    /// ```
+    /// use a2a_protocol_server::{AgentExecutor, EventSink, RequestContext};
+    /// use a2a_protocol_types::A2aError;
+    /// # use a2a_protocol_server::{CallContext, RequestHandler};
+    /// # use a2a_protocol_types::{Message, SendMessageRequest, SendMessageResponse};
+    ///
+    /// struct Agent;
+    ///
+    /// #[async_trait::async_trait]
+    /// impl AgentExecutor for Agent {
+    ///     async fn execute(&self, ctx: RequestContext, events: EventSink) -> Result<(), A2aError> {
+    ///         events.spend("tokens", 40).await?; // a no-op without a budget
+    ///         events.complete(None).await
+    ///     }
+    /// }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// # let handler = RequestHandler::builder(Agent).build();
+    /// # let answer = handler.send_message(SendMessageRequest::new(Message::user_text("hi")), &CallContext::default()).await.unwrap();
+    /// # let SendMessageResponse::Task(task) = answer else { panic!("a task") };
+    /// # assert_eq!(task.status.state, a2a_protocol_types::TaskState::Completed);
+    /// # }
+    /// ```
     pub async fn spend(&self, meter: &str, amount: u64) -> Result<(), A2aError> {
         let Some(budget) = &self.budget else {
             return Ok(());
@@ -130,6 +312,31 @@ impl EventSink {
     }
 
     /// The budget report as it stands, when the turn has a budget.
+    ///
+    /// ```
+    /// use a2a_protocol_server::{AgentExecutor, EventSink, RequestContext};
+    /// use a2a_protocol_types::A2aError;
+    /// # use a2a_protocol_server::{CallContext, RequestHandler};
+    /// # use a2a_protocol_types::{Message, SendMessageRequest, SendMessageResponse};
+    ///
+    /// struct Agent;
+    ///
+    /// #[async_trait::async_trait]
+    /// impl AgentExecutor for Agent {
+    ///     async fn execute(&self, ctx: RequestContext, events: EventSink) -> Result<(), A2aError> {
+    ///         assert!(events.budget().is_none(), "this turn was granted no budget");
+    ///         events.complete(None).await
+    ///     }
+    /// }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// # let handler = RequestHandler::builder(Agent).build();
+    /// # let answer = handler.send_message(SendMessageRequest::new(Message::user_text("hi")), &CallContext::default()).await.unwrap();
+    /// # let SendMessageResponse::Task(task) = answer else { panic!("a task") };
+    /// # assert_eq!(task.status.state, a2a_protocol_types::TaskState::Completed);
+    /// # }
+    /// ```
     pub fn budget(&self) -> Option<a2a_protocol_types::budget::BudgetReport> {
         self.budget.as_ref().map(|b| b.report())
     }
@@ -151,6 +358,32 @@ impl EventSink {
     }
 
     /// Moves the task to `state`, optionally with a message for the client.
+    ///
+    /// ```
+    /// use a2a_protocol_server::{AgentExecutor, EventSink, RequestContext};
+    /// use a2a_protocol_types::A2aError;
+    /// use a2a_protocol_types::TaskState;
+    /// # use a2a_protocol_server::{CallContext, RequestHandler};
+    /// # use a2a_protocol_types::{Message, SendMessageRequest, SendMessageResponse};
+    ///
+    /// struct Agent;
+    ///
+    /// #[async_trait::async_trait]
+    /// impl AgentExecutor for Agent {
+    ///     async fn execute(&self, ctx: RequestContext, events: EventSink) -> Result<(), A2aError> {
+    ///         events.status(TaskState::Working, None).await?;
+    ///         events.status(TaskState::Completed, Some(events.agent_message("ok"))).await
+    ///     }
+    /// }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// # let handler = RequestHandler::builder(Agent).build();
+    /// # let answer = handler.send_message(SendMessageRequest::new(Message::user_text("hi")), &CallContext::default()).await.unwrap();
+    /// # let SendMessageResponse::Task(task) = answer else { panic!("a task") };
+    /// # assert_eq!(task.status.state, TaskState::Completed);
+    /// # }
+    /// ```
     pub async fn status(&self, state: TaskState, message: Option<Message>) -> Result<(), A2aError> {
         let mut status = TaskStatus::new(state);
         status.message = message;
@@ -159,39 +392,216 @@ impl EventSink {
     }
 
     /// Marks the task working.
+    ///
+    /// ```
+    /// use a2a_protocol_server::{AgentExecutor, EventSink, RequestContext};
+    /// use a2a_protocol_types::A2aError;
+    /// # use a2a_protocol_server::{CallContext, RequestHandler};
+    /// # use a2a_protocol_types::{Message, SendMessageRequest, SendMessageResponse};
+    ///
+    /// struct Agent;
+    ///
+    /// #[async_trait::async_trait]
+    /// impl AgentExecutor for Agent {
+    ///     async fn execute(&self, ctx: RequestContext, events: EventSink) -> Result<(), A2aError> {
+    ///         events.working().await?;
+    ///         events.complete(None).await
+    ///     }
+    /// }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// # let handler = RequestHandler::builder(Agent).build();
+    /// # let answer = handler.send_message(SendMessageRequest::new(Message::user_text("hi")), &CallContext::default()).await.unwrap();
+    /// # let SendMessageResponse::Task(task) = answer else { panic!("a task") };
+    /// # assert_eq!(task.status.state, a2a_protocol_types::TaskState::Completed);
+    /// # }
+    /// ```
     pub async fn working(&self) -> Result<(), A2aError> {
         self.status(TaskState::Working, None).await
     }
 
     /// Completes the task, optionally with a final message.
+    ///
+    /// ```
+    /// use a2a_protocol_server::{AgentExecutor, EventSink, RequestContext};
+    /// use a2a_protocol_types::A2aError;
+    /// # use a2a_protocol_server::{CallContext, RequestHandler};
+    /// # use a2a_protocol_types::{Message, SendMessageRequest, SendMessageResponse};
+    ///
+    /// struct Agent;
+    ///
+    /// #[async_trait::async_trait]
+    /// impl AgentExecutor for Agent {
+    ///     async fn execute(&self, ctx: RequestContext, events: EventSink) -> Result<(), A2aError> {
+    ///         events.complete(Some(events.agent_message("all done"))).await?;
+    ///         assert!(events.working().await.is_err(), "nothing follows the end");
+    ///         Ok(())
+    ///     }
+    /// }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// # let handler = RequestHandler::builder(Agent).build();
+    /// # let answer = handler.send_message(SendMessageRequest::new(Message::user_text("hi")), &CallContext::default()).await.unwrap();
+    /// # let SendMessageResponse::Task(task) = answer else { panic!("a task") };
+    /// # assert_eq!(task.status.state, a2a_protocol_types::TaskState::Completed);
+    /// # }
+    /// ```
     pub async fn complete(&self, message: Option<Message>) -> Result<(), A2aError> {
         self.status(TaskState::Completed, message).await
     }
 
     /// Fails the task, telling the client why.
+    ///
+    /// ```
+    /// use a2a_protocol_server::{AgentExecutor, EventSink, RequestContext};
+    /// use a2a_protocol_types::A2aError;
+    /// # use a2a_protocol_server::{CallContext, RequestHandler};
+    /// # use a2a_protocol_types::{Message, SendMessageRequest, SendMessageResponse};
+    ///
+    /// struct Agent;
+    ///
+    /// #[async_trait::async_trait]
+    /// impl AgentExecutor for Agent {
+    ///     async fn execute(&self, ctx: RequestContext, events: EventSink) -> Result<(), A2aError> {
+    ///         events.fail("the upstream service is down").await
+    ///     }
+    /// }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// # let handler = RequestHandler::builder(Agent).build();
+    /// # let answer = handler.send_message(SendMessageRequest::new(Message::user_text("hi")), &CallContext::default()).await.unwrap();
+    /// # let SendMessageResponse::Task(task) = answer else { panic!("a task") };
+    /// # assert_eq!(task.status.state, a2a_protocol_types::TaskState::Failed);
+    /// # assert_eq!(task.status.message.unwrap().text(), "the upstream service is down");
+    /// # }
+    /// ```
     pub async fn fail(&self, reason: impl Into<String>) -> Result<(), A2aError> {
         let message = self.agent_message(reason);
         self.status(TaskState::Failed, Some(message)).await
     }
 
     /// Rejects the task, telling the client why.
+    ///
+    /// ```
+    /// use a2a_protocol_server::{AgentExecutor, EventSink, RequestContext};
+    /// use a2a_protocol_types::A2aError;
+    /// # use a2a_protocol_server::{CallContext, RequestHandler};
+    /// # use a2a_protocol_types::{Message, SendMessageRequest, SendMessageResponse};
+    ///
+    /// struct Agent;
+    ///
+    /// #[async_trait::async_trait]
+    /// impl AgentExecutor for Agent {
+    ///     async fn execute(&self, ctx: RequestContext, events: EventSink) -> Result<(), A2aError> {
+    ///         events.reject("I only translate").await
+    ///     }
+    /// }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// # let handler = RequestHandler::builder(Agent).build();
+    /// # let answer = handler.send_message(SendMessageRequest::new(Message::user_text("hi")), &CallContext::default()).await.unwrap();
+    /// # let SendMessageResponse::Task(task) = answer else { panic!("a task") };
+    /// # assert_eq!(task.status.state, a2a_protocol_types::TaskState::Rejected);
+    /// # }
+    /// ```
     pub async fn reject(&self, reason: impl Into<String>) -> Result<(), A2aError> {
         let message = self.agent_message(reason);
         self.status(TaskState::Rejected, Some(message)).await
     }
 
     /// Asks the client for more input; the task waits for a follow-up message.
+    ///
+    /// ```
+    /// use a2a_protocol_server::{AgentExecutor, EventSink, RequestContext};
+    /// use a2a_protocol_types::A2aError;
+    /// # use a2a_protocol_server::{CallContext, RequestHandler};
+    /// # use a2a_protocol_types::{Message, SendMessageRequest, SendMessageResponse};
+    ///
+    /// struct Agent;
+    ///
+    /// #[async_trait::async_trait]
+    /// impl AgentExecutor for Agent {
+    ///     async fn execute(&self, ctx: RequestContext, events: EventSink) -> Result<(), A2aError> {
+    ///         events.require_input("Which language?").await
+    ///     }
+    /// }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// # let handler = RequestHandler::builder(Agent).build();
+    /// # let answer = handler.send_message(SendMessageRequest::new(Message::user_text("hi")), &CallContext::default()).await.unwrap();
+    /// # let SendMessageResponse::Task(task) = answer else { panic!("a task") };
+    /// # assert_eq!(task.status.state, a2a_protocol_types::TaskState::InputRequired);
+    /// # }
+    /// ```
     pub async fn require_input(&self, question: impl Into<String>) -> Result<(), A2aError> {
         let message = self.agent_message(question);
         self.status(TaskState::InputRequired, Some(message)).await
     }
 
     /// Marks the task canceled.
+    ///
+    /// ```
+    /// use a2a_protocol_server::{AgentExecutor, EventSink, RequestContext};
+    /// use a2a_protocol_types::A2aError;
+    /// # use a2a_protocol_server::{CallContext, RequestHandler};
+    /// # use a2a_protocol_types::{Message, SendMessageRequest, SendMessageResponse};
+    ///
+    /// struct Agent;
+    ///
+    /// #[async_trait::async_trait]
+    /// impl AgentExecutor for Agent {
+    ///     async fn execute(&self, ctx: RequestContext, events: EventSink) -> Result<(), A2aError> {
+    ///         events.working().await?;
+    ///         events.cancel().await
+    ///     }
+    /// }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// # let handler = RequestHandler::builder(Agent).build();
+    /// # let answer = handler.send_message(SendMessageRequest::new(Message::user_text("hi")), &CallContext::default()).await.unwrap();
+    /// # let SendMessageResponse::Task(task) = answer else { panic!("a task") };
+    /// # assert_eq!(task.status.state, a2a_protocol_types::TaskState::Canceled);
+    /// # }
+    /// ```
     pub async fn cancel(&self) -> Result<(), A2aError> {
         self.status(TaskState::Canceled, None).await
     }
 
     /// Adds an artifact, or replaces the one with the same id.
+    ///
+    /// ```
+    /// use a2a_protocol_server::{AgentExecutor, EventSink, RequestContext};
+    /// use a2a_protocol_types::A2aError;
+    /// use a2a_protocol_types::{Artifact, Part};
+    /// # use a2a_protocol_server::{CallContext, RequestHandler};
+    /// # use a2a_protocol_types::{Message, SendMessageRequest, SendMessageResponse};
+    ///
+    /// struct Agent;
+    ///
+    /// #[async_trait::async_trait]
+    /// impl AgentExecutor for Agent {
+    ///     async fn execute(&self, ctx: RequestContext, events: EventSink) -> Result<(), A2aError> {
+    ///         events.artifact(Artifact::new("r", vec![Part::text("draft")])).await?;
+    ///         events.artifact(Artifact::new("r", vec![Part::text("final")])).await?;
+    ///         events.complete(None).await
+    ///     }
+    /// }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// # let handler = RequestHandler::builder(Agent).build();
+    /// # let answer = handler.send_message(SendMessageRequest::new(Message::user_text("hi")), &CallContext::default()).await.unwrap();
+    /// # let SendMessageResponse::Task(task) = answer else { panic!("a task") };
+    /// # assert_eq!(task.artifacts.len(), 1, "the same id replaces");
+    /// # assert_eq!(task.artifacts[0].parts[0].as_text(), Some("final"));
+    /// # }
+    /// ```
     pub async fn artifact(&self, artifact: Artifact) -> Result<(), A2aError> {
         self.publish(|task| lifecycle::apply_artifact(task, artifact, false, true))
             .await
@@ -199,12 +609,64 @@ impl EventSink {
 
     /// Appends a chunk to the artifact with the same id (creating it on the first chunk);
     /// `last_chunk` marks the final one.
+    ///
+    /// ```
+    /// use a2a_protocol_server::{AgentExecutor, EventSink, RequestContext};
+    /// use a2a_protocol_types::A2aError;
+    /// use a2a_protocol_types::{Artifact, Part};
+    /// # use a2a_protocol_server::{CallContext, RequestHandler};
+    /// # use a2a_protocol_types::{Message, SendMessageRequest, SendMessageResponse};
+    ///
+    /// struct Agent;
+    ///
+    /// #[async_trait::async_trait]
+    /// impl AgentExecutor for Agent {
+    ///     async fn execute(&self, ctx: RequestContext, events: EventSink) -> Result<(), A2aError> {
+    ///         events.artifact_chunk(Artifact::new("r", vec![Part::text("one ")]), false).await?;
+    ///         events.artifact_chunk(Artifact::new("r", vec![Part::text("two")]), true).await?;
+    ///         events.complete(None).await
+    ///     }
+    /// }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// # let handler = RequestHandler::builder(Agent).build();
+    /// # let answer = handler.send_message(SendMessageRequest::new(Message::user_text("hi")), &CallContext::default()).await.unwrap();
+    /// # let SendMessageResponse::Task(task) = answer else { panic!("a task") };
+    /// # assert_eq!(task.artifacts[0].parts.len(), 2, "chunks append");
+    /// # }
+    /// ```
     pub async fn artifact_chunk(&self, chunk: Artifact, last_chunk: bool) -> Result<(), A2aError> {
         self.publish(|task| lifecycle::apply_artifact(task, chunk, true, last_chunk))
             .await
     }
 
     /// Answers with a direct message instead of a task. Only before any other event.
+    ///
+    /// ```
+    /// use a2a_protocol_server::{AgentExecutor, EventSink, RequestContext};
+    /// use a2a_protocol_types::A2aError;
+    /// # use a2a_protocol_server::{CallContext, RequestHandler};
+    /// use a2a_protocol_types::Message;
+    /// # use a2a_protocol_types::{SendMessageRequest, SendMessageResponse};
+    ///
+    /// struct Agent;
+    ///
+    /// #[async_trait::async_trait]
+    /// impl AgentExecutor for Agent {
+    ///     async fn execute(&self, ctx: RequestContext, events: EventSink) -> Result<(), A2aError> {
+    ///         events.reply(Message::agent_text("42")).await
+    ///     }
+    /// }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// # let handler = RequestHandler::builder(Agent).build();
+    /// # let answer = handler.send_message(SendMessageRequest::new(Message::user_text("hi")), &CallContext::default()).await.unwrap();
+    /// # let SendMessageResponse::Message(reply) = answer else { panic!("a reply") };
+    /// # assert_eq!(reply.text(), "42");
+    /// # }
+    /// ```
     pub async fn reply(&self, message: Message) -> Result<(), A2aError> {
         self.publish(|task| lifecycle::apply_reply(task, message))
             .await

@@ -3,6 +3,16 @@
 use std::time::Duration;
 
 /// How long the in-memory stores keep things, and how many.
+///
+/// ```
+/// use std::time::Duration;
+///
+/// use a2a_protocol_server::store::TaskStoreConfig;
+///
+/// let config = TaskStoreConfig::default();
+/// assert_eq!(config.idempotency_key_ttl, Duration::from_secs(24 * 60 * 60));
+/// assert_eq!((config.max_idempotency_keys, config.max_tasks), (100_000, 10_000));
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct TaskStoreConfig {
@@ -33,24 +43,54 @@ impl Default for TaskStoreConfig {
 
 impl TaskStoreConfig {
     /// Sets [`TaskStoreConfig::idempotency_key_ttl`].
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// use a2a_protocol_server::store::TaskStoreConfig;
+    ///
+    /// let config = TaskStoreConfig::default().with_idempotency_key_ttl(Duration::from_secs(3600));
+    /// assert_eq!(config.idempotency_key_ttl.as_secs(), 3600);
+    /// ```
     pub fn with_idempotency_key_ttl(mut self, ttl: Duration) -> Self {
         self.idempotency_key_ttl = ttl;
         self
     }
 
     /// Sets [`TaskStoreConfig::max_idempotency_keys`].
+    ///
+    /// ```
+    /// use a2a_protocol_server::store::TaskStoreConfig;
+    ///
+    /// assert_eq!(TaskStoreConfig::default().with_max_idempotency_keys(10).max_idempotency_keys, 10);
+    /// ```
     pub fn with_max_idempotency_keys(mut self, max: usize) -> Self {
         self.max_idempotency_keys = max;
         self
     }
 
     /// Sets [`TaskStoreConfig::terminal_task_ttl`].
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// use a2a_protocol_server::store::TaskStoreConfig;
+    ///
+    /// let config = TaskStoreConfig::default().with_terminal_task_ttl(Duration::from_secs(60));
+    /// assert_eq!(config.terminal_task_ttl, Duration::from_secs(60));
+    /// ```
     pub fn with_terminal_task_ttl(mut self, ttl: Duration) -> Self {
         self.terminal_task_ttl = ttl;
         self
     }
 
     /// Sets [`TaskStoreConfig::max_tasks`].
+    ///
+    /// ```
+    /// use a2a_protocol_server::store::TaskStoreConfig;
+    ///
+    /// assert_eq!(TaskStoreConfig::default().with_max_tasks(500).max_tasks, 500);
+    /// ```
     pub fn with_max_tasks(mut self, max: usize) -> Self {
         self.max_tasks = max;
         self

@@ -13,17 +13,43 @@ use super::{ClaimOutcome, KeyClaim, StoreError, TaskPage, TaskQuery, TaskStore, 
 /// Tasks share one namespace whatever the request's tenant (use
 /// [`TenantAwareInMemoryTaskStore`](super::TenantAwareInMemoryTaskStore) to partition them);
 /// idempotency keys are always scoped by tenant and caller.
+///
+/// ```
+/// use std::sync::Arc;
+///
+/// use a2a_protocol_server::agents::EchoAgent;
+/// use a2a_protocol_server::store::InMemoryTaskStore;
+/// use a2a_protocol_server::RequestHandler;
+///
+/// let handler = RequestHandler::builder(EchoAgent::new())
+///     .with_store(Arc::new(InMemoryTaskStore::new()))
+///     .build();
+/// assert!(handler.store().supports_idempotency());
+/// ```
 pub struct InMemoryTaskStore {
     shard: Mutex<Shard>,
 }
 
 impl InMemoryTaskStore {
     /// A store with the default limits.
+    ///
+    /// ```
+    /// use a2a_protocol_server::store::InMemoryTaskStore;
+    ///
+    /// assert_eq!(InMemoryTaskStore::new().task_count(), 0);
+    /// ```
     pub fn new() -> Self {
         Self::with_config(TaskStoreConfig::default())
     }
 
     /// A store with the given limits.
+    ///
+    /// ```
+    /// use a2a_protocol_server::store::{InMemoryTaskStore, TaskStoreConfig};
+    ///
+    /// let store = InMemoryTaskStore::with_config(TaskStoreConfig::default().with_max_tasks(100));
+    /// assert_eq!(store.idempotency_key_count(), 0);
+    /// ```
     pub fn with_config(config: TaskStoreConfig) -> Self {
         Self {
             shard: Mutex::new(Shard::new(config)),
@@ -37,11 +63,42 @@ impl InMemoryTaskStore {
     }
 
     /// How many idempotency keys are held.
+    ///
+    /// ```
+    /// use a2a_protocol_server::store::{InMemoryTaskStore, KeyClaim, KeyScope, TaskStore};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let store = InMemoryTaskStore::new();
+    /// let claim = KeyClaim {
+    ///     scope: KeyScope::default(),
+    ///     key: "8f14e45fceea167a5a36dedd4bea2543".into(),
+    ///     message_id: "m-1".into(),
+    ///     task_id: "t-1".into(),
+    /// };
+    /// store.claim_idempotency_key(&claim).await?;
+    /// assert_eq!(store.idempotency_key_count(), 1);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn idempotency_key_count(&self) -> usize {
         self.shard().key_count()
     }
 
     /// How many tasks are held.
+    ///
+    /// ```
+    /// use a2a_protocol_server::store::{InMemoryTaskStore, TaskStore};
+    /// use a2a_protocol_types::{Task, TaskState, TaskStatus};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let store = InMemoryTaskStore::new();
+    /// store.save("", &Task::new("t-1", "c-1", TaskStatus::new(TaskState::Working))).await?;
+    /// assert_eq!(store.task_count(), 1);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn task_count(&self) -> usize {
         self.shard().task_count()
     }

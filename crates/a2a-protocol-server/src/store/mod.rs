@@ -38,6 +38,13 @@ pub use sql::sqlite::{SqliteTaskStore, TenantAwareSqliteTaskStore};
 pub use tenant::TenantAwareInMemoryTaskStore;
 
 /// Whom an idempotency key belongs to: the tenant, and the authenticated caller when known.
+///
+/// ```
+/// use a2a_protocol_server::store::KeyScope;
+///
+/// let scope = KeyScope { tenant: "acme".into(), caller: Some("alice".into()) };
+/// assert_ne!(scope, KeyScope { tenant: "acme".into(), caller: None }, "another caller, another scope");
+/// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
 pub struct KeyScope {
     /// The request's tenant; empty for none.
@@ -47,6 +54,18 @@ pub struct KeyScope {
 }
 
 /// An attempt to take an idempotency key for a send.
+///
+/// ```
+/// use a2a_protocol_server::store::{KeyClaim, KeyScope};
+///
+/// let claim = KeyClaim {
+///     scope: KeyScope::default(),
+///     key: "8f14e45fceea167a5a36dedd4bea2543".into(),
+///     message_id: "m-1".into(),
+///     task_id: "t-1".into(),
+/// };
+/// assert!(claim.scope.tenant.is_empty(), "no tenant");
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct KeyClaim {
     /// Whose key it is.
@@ -60,6 +79,28 @@ pub struct KeyClaim {
 }
 
 /// What a claim found.
+///
+/// ```
+/// use a2a_protocol_server::store::{ClaimOutcome, InMemoryTaskStore, KeyClaim, KeyScope, TaskStore};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let store = InMemoryTaskStore::new();
+/// let claim = |message: &str, task: &str| KeyClaim {
+///     scope: KeyScope::default(),
+///     key: "8f14e45fceea167a5a36dedd4bea2543".into(),
+///     message_id: message.into(),
+///     task_id: task.into(),
+/// };
+/// assert_eq!(store.claim_idempotency_key(&claim("m-1", "t-1")).await?, ClaimOutcome::Claimed);
+/// assert_eq!(
+///     store.claim_idempotency_key(&claim("m-1", "t-2")).await?,
+///     ClaimOutcome::Replay("t-1".into()),
+/// );
+/// assert_eq!(store.claim_idempotency_key(&claim("m-2", "t-3")).await?, ClaimOutcome::Conflict);
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ClaimOutcome {
     /// The key was free and is now held for this send.
@@ -71,6 +112,14 @@ pub enum ClaimOutcome {
 }
 
 /// Which tasks `ListTasks` wants, already validated.
+///
+/// ```
+/// use a2a_protocol_server::store::TaskQuery;
+/// use a2a_protocol_types::TaskState;
+///
+/// let query = TaskQuery { status: Some(TaskState::Working), page_size: 20, ..TaskQuery::default() };
+/// assert!(query.cursor.is_none(), "the first page");
+/// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct TaskQuery {
     /// Only tasks in this context.
@@ -86,6 +135,25 @@ pub struct TaskQuery {
 }
 
 /// One page of tasks, newest status first.
+///
+/// ```
+/// use a2a_protocol_server::store::{InMemoryTaskStore, TaskQuery, TaskStore};
+/// use a2a_protocol_types::{Task, TaskState, TaskStatus};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let store = InMemoryTaskStore::new();
+/// for id in ["t-1", "t-2", "t-3"] {
+///     store.save("", &Task::new(id, "c-1", TaskStatus::new(TaskState::Completed))).await?;
+/// }
+/// let page = store.list("", &TaskQuery { page_size: 2, ..TaskQuery::default() }).await?;
+/// assert_eq!((page.tasks.len(), page.total_size), (2, 3));
+/// let rest = store.list("", &TaskQuery { page_size: 2, cursor: page.next, ..TaskQuery::default() }).await?;
+/// assert_eq!(rest.tasks.len(), 1);
+/// assert!(rest.next.is_none(), "the last page");
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct TaskPage {
     /// The tasks.
@@ -97,6 +165,17 @@ pub struct TaskPage {
 }
 
 /// Why a store operation failed.
+///
+/// ```
+/// use a2a_protocol_server::store::StoreError;
+/// use a2a_protocol_types::{A2aError, ErrorKind};
+///
+/// let busy: A2aError = StoreError::Busy("the pool is exhausted".into()).into();
+/// assert_eq!(busy.kind, ErrorKind::ResourceExhausted, "retryable: nothing ran");
+/// let broken: A2aError = StoreError::Corrupt("bad row".into()).into();
+/// assert_eq!(broken.kind, ErrorKind::Internal);
+/// assert!(!broken.message.contains("bad row"), "internals stay in the server log");
+/// ```
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum StoreError {
@@ -146,25 +225,105 @@ impl From<StoreError> for A2aError {
 ///
 /// `tenant` partitions tasks in tenant-aware stores; other stores keep one namespace and ignore
 /// it for tasks. Keys are always scoped by [`KeyScope`].
+///
+/// ```
+/// use std::sync::Arc;
+///
+/// use a2a_protocol_server::store::{InMemoryTaskStore, TaskStore};
+/// use a2a_protocol_types::{Task, TaskState, TaskStatus};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let store: Arc<dyn TaskStore> = Arc::new(InMemoryTaskStore::new());
+/// assert!(store.supports_idempotency());
+/// store.save("", &Task::new("t-1", "c-1", TaskStatus::new(TaskState::Working))).await?;
+/// assert_eq!(store.get("", &"t-1".into()).await?.unwrap().status.state, TaskState::Working);
+/// # Ok(())
+/// # }
+/// ```
 #[async_trait]
 pub trait TaskStore: Send + Sync + 'static {
     /// The task, if stored.
+    ///
+    /// ```
+    /// use a2a_protocol_server::store::{InMemoryTaskStore, TaskStore};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// assert!(InMemoryTaskStore::new().get("", &"missing".into()).await?.is_none());
+    /// # Ok(())
+    /// # }
+    /// ```
     async fn get(&self, tenant: &str, id: &TaskId) -> Result<Option<Task>, StoreError>;
 
     /// Inserts or replaces the task.
+    ///
+    /// ```
+    /// use a2a_protocol_server::store::{InMemoryTaskStore, TaskStore};
+    /// use a2a_protocol_types::{Task, TaskState, TaskStatus};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let store = InMemoryTaskStore::new();
+    /// let mut task = Task::new("t-1", "c-1", TaskStatus::new(TaskState::Working));
+    /// store.save("", &task).await?;
+    /// task.status = TaskStatus::new(TaskState::Completed);
+    /// store.save("", &task).await?;
+    /// assert_eq!(store.get("", &task.id).await?.unwrap().status.state, TaskState::Completed);
+    /// # Ok(())
+    /// # }
+    /// ```
     async fn save(&self, tenant: &str, task: &Task) -> Result<(), StoreError>;
 
     /// A page of tasks matching `query`, newest status first.
+    ///
+    /// ```
+    /// use a2a_protocol_server::store::{InMemoryTaskStore, TaskQuery, TaskStore};
+    /// use a2a_protocol_types::{Task, TaskState, TaskStatus};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let store = InMemoryTaskStore::new();
+    /// store.save("", &Task::new("t-1", "c-1", TaskStatus::new(TaskState::Working))).await?;
+    /// store.save("", &Task::new("t-2", "c-2", TaskStatus::new(TaskState::Completed))).await?;
+    /// let query = TaskQuery { context_id: Some("c-2".into()), page_size: 10, ..TaskQuery::default() };
+    /// let page = store.list("", &query).await?;
+    /// assert_eq!(page.tasks[0].id.as_str(), "t-2");
+    /// # Ok(())
+    /// # }
+    /// ```
     async fn list(&self, tenant: &str, query: &TaskQuery) -> Result<TaskPage, StoreError>;
 
     /// Whether this store implements the idempotency key index. The agent card advertises the
     /// idempotency extension exactly when this is true.
+    ///
+    /// ```
+    /// use a2a_protocol_server::store::{InMemoryTaskStore, TaskStore};
+    ///
+    /// assert!(InMemoryTaskStore::new().supports_idempotency());
+    /// ```
     fn supports_idempotency(&self) -> bool {
         false
     }
 
     /// Atomically takes `claim.key` in `claim.scope` for `claim.message_id`, or reports who
     /// holds it. A store at capacity answers [`StoreError::CapacityExceeded`].
+    ///
+    /// ```
+    /// use a2a_protocol_server::store::{ClaimOutcome, InMemoryTaskStore, KeyClaim, KeyScope, TaskStore};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let claim = KeyClaim {
+    ///     scope: KeyScope::default(),
+    ///     key: "8f14e45fceea167a5a36dedd4bea2543".into(),
+    ///     message_id: "m-1".into(),
+    ///     task_id: "t-1".into(),
+    /// };
+    /// assert_eq!(InMemoryTaskStore::new().claim_idempotency_key(&claim).await?, ClaimOutcome::Claimed);
+    /// # Ok(())
+    /// # }
+    /// ```
     async fn claim_idempotency_key(&self, claim: &KeyClaim) -> Result<ClaimOutcome, StoreError> {
         let _ = claim;
         Err(StoreError::Unsupported)
@@ -172,6 +331,25 @@ pub trait TaskStore: Send + Sync + 'static {
 
     /// Frees a key this send claimed, when the send failed before the agent started. Frees
     /// nothing if the key is now held for another task.
+    ///
+    /// ```
+    /// use a2a_protocol_server::store::{ClaimOutcome, InMemoryTaskStore, KeyClaim, KeyScope, TaskStore};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let store = InMemoryTaskStore::new();
+    /// let claim = KeyClaim {
+    ///     scope: KeyScope::default(),
+    ///     key: "8f14e45fceea167a5a36dedd4bea2543".into(),
+    ///     message_id: "m-1".into(),
+    ///     task_id: "t-1".into(),
+    /// };
+    /// store.claim_idempotency_key(&claim).await?;
+    /// store.release_idempotency_key(&claim).await?; // The send failed before the agent started.
+    /// assert_eq!(store.claim_idempotency_key(&claim).await?, ClaimOutcome::Claimed, "free again");
+    /// # Ok(())
+    /// # }
+    /// ```
     async fn release_idempotency_key(&self, claim: &KeyClaim) -> Result<(), StoreError> {
         let _ = claim;
         Err(StoreError::Unsupported)

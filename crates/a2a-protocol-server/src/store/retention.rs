@@ -13,6 +13,15 @@ use super::StoreError;
 /// Terminal tasks not updated for `terminal_max_age` go. An idempotency key goes only when it
 /// is older than `max(idempotency_key_max_age, terminal_max_age)` **and** its task is no longer
 /// stored, so a key never disappears before its task, however long the task runs.
+///
+/// ```
+/// use std::time::Duration;
+///
+/// use a2a_protocol_server::store::RetentionPolicy;
+///
+/// let policy = RetentionPolicy::default().with_terminal_max_age(Duration::from_secs(2 * 24 * 3600));
+/// assert_eq!(policy.key_age(), Duration::from_secs(2 * 24 * 3600), "keys never go before tasks");
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct RetentionPolicy {
@@ -39,36 +48,84 @@ impl Default for RetentionPolicy {
 
 impl RetentionPolicy {
     /// Sets [`RetentionPolicy::terminal_max_age`].
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// use a2a_protocol_server::store::RetentionPolicy;
+    ///
+    /// let policy = RetentionPolicy::default().with_terminal_max_age(Duration::from_secs(3600));
+    /// assert_eq!(policy.terminal_max_age.as_secs(), 3600);
+    /// ```
     pub fn with_terminal_max_age(mut self, age: Duration) -> Self {
         self.terminal_max_age = age;
         self
     }
 
     /// Sets [`RetentionPolicy::idempotency_key_max_age`].
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// use a2a_protocol_server::store::RetentionPolicy;
+    ///
+    /// let policy = RetentionPolicy::default()
+    ///     .with_terminal_max_age(Duration::from_secs(60))
+    ///     .with_idempotency_key_max_age(Duration::from_secs(7200));
+    /// assert_eq!(policy.key_age(), Duration::from_secs(7200));
+    /// ```
     pub fn with_idempotency_key_max_age(mut self, age: Duration) -> Self {
         self.idempotency_key_max_age = age;
         self
     }
 
     /// Sets [`RetentionPolicy::batch_size`] (at least 1).
+    ///
+    /// ```
+    /// use a2a_protocol_server::store::RetentionPolicy;
+    ///
+    /// assert_eq!(RetentionPolicy::default().with_batch_size(0).batch_size, 1, "at least one");
+    /// ```
     pub fn with_batch_size(mut self, size: u32) -> Self {
         self.batch_size = size.max(1);
         self
     }
 
     /// Sets [`RetentionPolicy::max_batches`] (at least 1).
+    ///
+    /// ```
+    /// use a2a_protocol_server::store::RetentionPolicy;
+    ///
+    /// assert_eq!(RetentionPolicy::default().with_max_batches(10).max_batches, 10);
+    /// ```
     pub fn with_max_batches(mut self, batches: u32) -> Self {
         self.max_batches = batches.max(1);
         self
     }
 
     /// The age past which a key whose task is gone may be deleted.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// use a2a_protocol_server::store::RetentionPolicy;
+    ///
+    /// let policy = RetentionPolicy::default(); // 7 days for tasks, 24 hours for keys
+    /// assert_eq!(policy.key_age(), Duration::from_secs(7 * 24 * 3600));
+    /// ```
     pub fn key_age(&self) -> Duration {
         self.idempotency_key_max_age.max(self.terminal_max_age)
     }
 }
 
 /// What a sweep deleted.
+///
+/// ```
+/// use a2a_protocol_server::store::PurgeReport;
+///
+/// let report = PurgeReport::default();
+/// assert_eq!((report.tasks_deleted, report.keys_deleted, report.finished), (0, 0, false));
+/// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct PurgeReport {
@@ -81,13 +138,64 @@ pub struct PurgeReport {
 }
 
 /// A store that deletes expired rows on request.
+///
+/// ```
+/// use a2a_protocol_server::store::{Retention, RetentionPolicy, SqliteTaskStore};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// # let dir = tempfile::tempdir()?;
+/// # let url = format!("sqlite://{}", dir.path().join("tasks.db").display());
+/// let store = SqliteTaskStore::open(&url).await?;
+/// let sweep: &dyn Retention = &store;
+/// assert!(sweep.purge_expired(&RetentionPolicy::default()).await?.finished);
+/// # Ok(())
+/// # }
+/// ```
 #[async_trait]
 pub trait Retention: Send + Sync + 'static {
     /// Deletes what `policy` says has expired.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// use a2a_protocol_server::store::{Retention, RetentionPolicy, SqliteTaskStore, TaskStore};
+    /// use a2a_protocol_types::{Task, TaskState, TaskStatus};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let dir = tempfile::tempdir()?;
+    /// # let url = format!("sqlite://{}", dir.path().join("tasks.db").display());
+    /// let store = SqliteTaskStore::open(&url).await?;
+    /// store.save("", &Task::new("t-1", "c-1", TaskStatus::new(TaskState::Completed))).await?;
+    /// store.save("", &Task::new("t-2", "c-1", TaskStatus::new(TaskState::Working))).await?;
+    /// let everything_terminal = RetentionPolicy::default().with_terminal_max_age(Duration::ZERO);
+    /// let report = store.purge_expired(&everything_terminal).await?;
+    /// assert_eq!(report.tasks_deleted, 1, "the working task stays");
+    /// # Ok(())
+    /// # }
+    /// ```
     async fn purge_expired(&self, policy: &RetentionPolicy) -> Result<PurgeReport, StoreError>;
 }
 
 /// A background task that sweeps a store at an interval until stopped or dropped.
+///
+/// ```
+/// use std::sync::Arc;
+/// use std::time::Duration;
+///
+/// use a2a_protocol_server::store::{RetentionPolicy, RetentionSweeper, SqliteTaskStore};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// # let dir = tempfile::tempdir()?;
+/// # let url = format!("sqlite://{}", dir.path().join("tasks.db").display());
+/// let store = Arc::new(SqliteTaskStore::open(&url).await?);
+/// let sweeper = RetentionSweeper::spawn(store, Duration::from_secs(3600), RetentionPolicy::default());
+/// drop(sweeper); // Stops sweeping.
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug)]
 pub struct RetentionSweeper {
     stop: CancellationToken,
@@ -95,6 +203,22 @@ pub struct RetentionSweeper {
 
 impl RetentionSweeper {
     /// Sweeps `store` every `interval` with `policy`, starting after one interval.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use std::time::Duration;
+    ///
+    /// use a2a_protocol_server::store::{RetentionPolicy, RetentionSweeper, SqliteTaskStore};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let dir = tempfile::tempdir()?;
+    /// # let url = format!("sqlite://{}", dir.path().join("tasks.db").display());
+    /// let store = Arc::new(SqliteTaskStore::open(&url).await?);
+    /// let _sweeper = RetentionSweeper::spawn(store, Duration::from_secs(600), RetentionPolicy::default());
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn spawn(store: Arc<dyn Retention>, interval: Duration, policy: RetentionPolicy) -> Self {
         let stop = CancellationToken::new();
         let token = stop.clone();
@@ -121,6 +245,23 @@ impl RetentionSweeper {
     }
 
     /// Stops sweeping.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use std::time::Duration;
+    ///
+    /// use a2a_protocol_server::store::{RetentionPolicy, RetentionSweeper, SqliteTaskStore};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let dir = tempfile::tempdir()?;
+    /// # let url = format!("sqlite://{}", dir.path().join("tasks.db").display());
+    /// let store = Arc::new(SqliteTaskStore::open(&url).await?);
+    /// let sweeper = RetentionSweeper::spawn(store, Duration::from_secs(600), RetentionPolicy::default());
+    /// sweeper.stop();
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn stop(&self) {
         self.stop.cancel();
     }

@@ -11,6 +11,20 @@ use super::{ClaimOutcome, KeyClaim, StoreError, TaskPage, TaskQuery, TaskStore, 
 
 /// Like [`InMemoryTaskStore`](super::InMemoryTaskStore), but each tenant has its own tasks,
 /// keys and limits: a task of tenant A is invisible to tenant B.
+///
+/// ```
+/// use a2a_protocol_server::store::{TaskStore, TenantAwareInMemoryTaskStore};
+/// use a2a_protocol_types::{Task, TaskState, TaskStatus};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let store = TenantAwareInMemoryTaskStore::new();
+/// store.save("a", &Task::new("t-1", "c-1", TaskStatus::new(TaskState::Working))).await?;
+/// assert!(store.get("a", &"t-1".into()).await?.is_some());
+/// assert!(store.get("b", &"t-1".into()).await?.is_none(), "tenant b cannot see it");
+/// # Ok(())
+/// # }
+/// ```
 pub struct TenantAwareInMemoryTaskStore {
     config: TaskStoreConfig,
     tenants: Mutex<HashMap<String, Arc<Mutex<Shard>>>>,
@@ -22,11 +36,26 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 
 impl TenantAwareInMemoryTaskStore {
     /// A store with the default limits per tenant.
+    ///
+    /// ```
+    /// use a2a_protocol_server::store::{TaskStore, TenantAwareInMemoryTaskStore};
+    ///
+    /// assert!(TenantAwareInMemoryTaskStore::new().supports_idempotency());
+    /// ```
     pub fn new() -> Self {
         Self::with_config(TaskStoreConfig::default())
     }
 
     /// A store with the given limits per tenant.
+    ///
+    /// ```
+    /// use a2a_protocol_server::store::{TaskStoreConfig, TenantAwareInMemoryTaskStore};
+    ///
+    /// let store = TenantAwareInMemoryTaskStore::with_config(
+    ///     TaskStoreConfig::default().with_max_idempotency_keys(1_000), // per tenant
+    /// );
+    /// assert_eq!(store.idempotency_key_count("acme"), 0);
+    /// ```
     pub fn with_config(config: TaskStoreConfig) -> Self {
         Self {
             config,
@@ -49,6 +78,24 @@ impl TenantAwareInMemoryTaskStore {
     }
 
     /// How many idempotency keys `tenant` holds.
+    ///
+    /// ```
+    /// use a2a_protocol_server::store::{KeyClaim, KeyScope, TaskStore, TenantAwareInMemoryTaskStore};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let store = TenantAwareInMemoryTaskStore::new();
+    /// let claim = KeyClaim {
+    ///     scope: KeyScope { tenant: "acme".into(), caller: None },
+    ///     key: "8f14e45fceea167a5a36dedd4bea2543".into(),
+    ///     message_id: "m-1".into(),
+    ///     task_id: "t-1".into(),
+    /// };
+    /// store.claim_idempotency_key(&claim).await?;
+    /// assert_eq!((store.idempotency_key_count("acme"), store.idempotency_key_count("other")), (1, 0));
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn idempotency_key_count(&self, tenant: &str) -> usize {
         self.existing(tenant).map_or(0, |s| lock(&s).key_count())
     }

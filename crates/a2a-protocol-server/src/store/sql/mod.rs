@@ -17,6 +17,15 @@ use a2a_protocol_types::{Task, Timestamp};
 use super::{KeyScope, StoreError};
 
 /// Connection settings shared by the SQL stores.
+///
+/// ```
+/// use std::time::Duration;
+///
+/// use a2a_protocol_server::store::SqlStoreOptions;
+///
+/// let options = SqlStoreOptions::default().with_max_connections(16);
+/// assert_eq!((options.max_connections, options.acquire_timeout), (16, Duration::from_secs(5)));
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SqlStoreOptions {
@@ -40,18 +49,42 @@ impl Default for SqlStoreOptions {
 
 impl SqlStoreOptions {
     /// Sets [`SqlStoreOptions::max_connections`] (at least 1).
+    ///
+    /// ```
+    /// use a2a_protocol_server::store::SqlStoreOptions;
+    ///
+    /// assert_eq!(SqlStoreOptions::default().with_max_connections(0).max_connections, 1, "at least one");
+    /// ```
     pub fn with_max_connections(mut self, max: u32) -> Self {
         self.max_connections = max.max(1);
         self
     }
 
     /// Sets [`SqlStoreOptions::acquire_timeout`].
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// use a2a_protocol_server::store::SqlStoreOptions;
+    ///
+    /// let options = SqlStoreOptions::default().with_acquire_timeout(Duration::from_secs(1));
+    /// assert_eq!(options.acquire_timeout, Duration::from_secs(1));
+    /// ```
     pub fn with_acquire_timeout(mut self, timeout: Duration) -> Self {
         self.acquire_timeout = timeout;
         self
     }
 
     /// Sets [`SqlStoreOptions::busy_timeout`].
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// use a2a_protocol_server::store::SqlStoreOptions;
+    ///
+    /// let options = SqlStoreOptions::default().with_busy_timeout(Duration::from_millis(500));
+    /// assert_eq!(options.busy_timeout, Duration::from_millis(500));
+    /// ```
     pub fn with_busy_timeout(mut self, timeout: Duration) -> Self {
         self.busy_timeout = timeout;
         self
@@ -387,19 +420,54 @@ pub(crate) use sql_core;
 /// [`TaskStore`](crate::store::TaskStore) and [`Retention`](crate::store::Retention) impls.
 /// The invoking module provides `statements::SqlCore` and `connect(url, options)`.
 macro_rules! sql_store {
-    ($(#[$doc:meta])* $name:ident, tenant_aware: $tenant_aware:expr, pool: $pool:ty, url: $example:literal) => {
+    ($(#[$doc:meta])* $name:ident, tenant_aware: $tenant_aware:expr, pool: $pool:ty, url: $example:literal, doctest: $attr:literal, setup: $setup:literal) => {
         $(#[$doc])*
+        ///
+        #[doc = concat!("```", $attr)]
+        #[doc = concat!("use a2a_protocol_server::store::{", stringify!($name), ", TaskStore};")]
+        ///
+        /// # #[tokio::main(flavor = "current_thread")]
+        /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+        #[doc = $setup]
+        #[doc = concat!("let store = ", stringify!($name), "::open(&url).await?;")]
+        /// assert!(store.supports_idempotency());
+        /// # Ok(())
+        /// # }
+        /// ```
         pub struct $name {
             core: statements::SqlCore,
         }
 
         impl $name {
             #[doc = concat!("Opens the database at `url` (such as `", $example, "`) and applies migrations.")]
+            ///
+            #[doc = concat!("```", $attr)]
+            #[doc = concat!("use a2a_protocol_server::store::", stringify!($name), ";")]
+            ///
+            /// # #[tokio::main(flavor = "current_thread")]
+            /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+            #[doc = $setup]
+            #[doc = concat!("let store = ", stringify!($name), "::open(&url).await?;")]
+            /// # Ok(())
+            /// # }
+            /// ```
             pub async fn open(url: &str) -> Result<Self, crate::store::StoreError> {
                 Self::open_with(url, &crate::store::SqlStoreOptions::default()).await
             }
 
             /// Like [`Self::open`], with connection settings.
+            ///
+            #[doc = concat!("```", $attr)]
+            #[doc = concat!("use a2a_protocol_server::store::", stringify!($name), ";")]
+            ///
+            /// # #[tokio::main(flavor = "current_thread")]
+            /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+            #[doc = $setup]
+            /// let options = a2a_protocol_server::store::SqlStoreOptions::default().with_max_connections(4);
+            #[doc = concat!("let store = ", stringify!($name), "::open_with(&url, &options).await?;")]
+            /// # Ok(())
+            /// # }
+            /// ```
             pub async fn open_with(
                 url: &str,
                 options: &crate::store::SqlStoreOptions,
@@ -408,6 +476,18 @@ macro_rules! sql_store {
             }
 
             /// Uses an existing pool and applies migrations.
+            ///
+            #[doc = concat!("```", $attr)]
+            #[doc = concat!("use a2a_protocol_server::store::", stringify!($name), ";")]
+            ///
+            /// # #[tokio::main(flavor = "current_thread")]
+            /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+            #[doc = $setup]
+            #[doc = concat!("let first = ", stringify!($name), "::open(&url).await?;")]
+            #[doc = concat!("let shared = ", stringify!($name), "::from_pool(first.pool().clone()).await?;")]
+            /// # Ok(())
+            /// # }
+            /// ```
             pub async fn from_pool(pool: $pool) -> Result<Self, crate::store::StoreError> {
                 Ok(Self {
                     core: statements::SqlCore::new(pool, $tenant_aware).await?,
@@ -415,6 +495,18 @@ macro_rules! sql_store {
             }
 
             /// The pool.
+            ///
+            #[doc = concat!("```", $attr)]
+            #[doc = concat!("use a2a_protocol_server::store::", stringify!($name), ";")]
+            ///
+            /// # #[tokio::main(flavor = "current_thread")]
+            /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+            #[doc = $setup]
+            #[doc = concat!("let store = ", stringify!($name), "::open(&url).await?;")]
+            /// assert!(!store.pool().is_closed());
+            /// # Ok(())
+            /// # }
+            /// ```
             pub fn pool(&self) -> &$pool {
                 &self.core.pool
             }

@@ -47,7 +47,9 @@ sql_store!(
     PostgresTaskStore,
     tenant_aware: false,
     pool: PgPool,
-    url: "postgres://user@host/db"
+    url: "postgres://user@host/db",
+    doctest: "no_run",
+    setup: "let url = \"postgres://a2a@db.internal/agents\";"
 );
 
 sql_store!(
@@ -55,5 +57,7 @@ sql_store!(
     TenantAwarePostgresTaskStore,
     tenant_aware: true,
     pool: PgPool,
-    url: "postgres://user@host/db"
+    url: "postgres://user@host/db",
+    doctest: "no_run",
+    setup: "let url = \"postgres://a2a@db.internal/agents\";"
 );

@@ -53,7 +53,9 @@ sql_store!(
     SqliteTaskStore,
     tenant_aware: false,
     pool: SqlitePool,
-    url: "sqlite:///var/lib/agent/tasks.db"
+    url: "sqlite:///var/lib/agent/tasks.db",
+    doctest: "",
+    setup: "# let dir = tempfile::tempdir()?;\n# let url = format!(\"sqlite://{}\", dir.path().join(\"tasks.db\").display());"
 );
 
 sql_store!(
@@ -61,5 +63,7 @@ sql_store!(
     TenantAwareSqliteTaskStore,
     tenant_aware: true,
     pool: SqlitePool,
-    url: "sqlite:///var/lib/agent/tasks.db"
+    url: "sqlite:///var/lib/agent/tasks.db",
+    doctest: "",
+    setup: "# let dir = tempfile::tempdir()?;\n# let url = format!(\"sqlite://{}\", dir.path().join(\"tasks.db\").display());"
 );
