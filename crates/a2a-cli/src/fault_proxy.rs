@@ -27,6 +27,20 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
 /// What the proxy does to one connection.
+///
+/// ```
+/// use a2a_cli::fault_proxy::{Fault, FaultProxy};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> std::io::Result<()> {
+/// # let upstream = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+/// let proxy = FaultProxy::start(upstream.local_addr()?).await?;
+/// // The first connection passes, the second is cut once its request is through, the third is
+/// // cut after the first event of its stream.
+/// proxy.plan(&[Fault::Pass, Fault::CutBeforeResponse, Fault::CutAfterEvents(1)]);
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Fault {
     /// Forward everything both ways.
@@ -45,6 +59,18 @@ pub enum Fault {
 }
 
 /// Random faults for connections that have none planned.
+///
+/// ```
+/// use a2a_cli::fault_proxy::{Chaos, FaultProxy};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> std::io::Result<()> {
+/// # let upstream = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+/// let proxy = FaultProxy::start(upstream.local_addr()?).await?.with_chaos(Chaos::new(0.3, 42));
+/// assert_eq!(proxy.counts().faulted(), 0, "no connection yet");
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq)]
 #[non_exhaustive]
 pub struct Chaos {
@@ -56,12 +82,26 @@ pub struct Chaos {
 
 impl Chaos {
     /// Fails `fault_rate` of connections, drawn from `seed`.
+    ///
+    /// ```
+    /// use a2a_cli::fault_proxy::Chaos;
+    ///
+    /// let chaos = Chaos::new(0.25, 7);
+    /// assert_eq!((chaos.fault_rate, chaos.seed), (0.25, 7));
+    /// ```
     pub fn new(fault_rate: f64, seed: u64) -> Self {
         Self { fault_rate, seed }
     }
 }
 
 /// How many connections met each fault.
+///
+/// ```
+/// use a2a_cli::fault_proxy::FaultCounts;
+///
+/// let counts = FaultCounts::default();
+/// assert_eq!((counts.passed, counts.faulted()), (0, 0));
+/// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct FaultCounts {
@@ -79,6 +119,23 @@ pub struct FaultCounts {
 
 impl FaultCounts {
     /// Connections that met a fault.
+    ///
+    /// ```
+    /// use a2a_cli::fault_proxy::{Fault, FaultProxy};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> std::io::Result<()> {
+    /// # let upstream = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    /// let proxy = FaultProxy::start(upstream.local_addr()?).await?;
+    /// proxy.plan(&[Fault::Refuse]);
+    /// let _ = tokio::net::TcpStream::connect(proxy.addr()).await?;
+    /// while proxy.counts().faulted() == 0 {
+    ///     tokio::task::yield_now().await;
+    /// }
+    /// assert_eq!(proxy.counts().refused, 1);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn faulted(&self) -> usize {
         self.refused + self.cut_before_response + self.cut_mid_response + self.cut_mid_stream
     }
@@ -124,6 +181,20 @@ impl Planner {
 }
 
 /// A running proxy; it stops when dropped.
+///
+/// ```
+/// use a2a_cli::fault_proxy::{Fault, FaultProxy};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> std::io::Result<()> {
+/// let upstream = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+/// let proxy = FaultProxy::start(upstream.local_addr()?).await?;
+/// proxy.plan(&[Fault::CutBeforeResponse]);
+/// // Point a client at `proxy.url()` instead of the server.
+/// assert_ne!(proxy.addr(), upstream.local_addr()?);
+/// # Ok(())
+/// # }
+/// ```
 pub struct FaultProxy {
     addr: SocketAddr,
     planner: Arc<Mutex<Planner>>,
@@ -133,6 +204,18 @@ pub struct FaultProxy {
 
 impl FaultProxy {
     /// Starts a proxy in front of `upstream` that passes every connection until told otherwise.
+    ///
+    /// ```
+    /// use a2a_cli::fault_proxy::FaultProxy;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> std::io::Result<()> {
+    /// let upstream = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    /// let proxy = FaultProxy::start(upstream.local_addr()?).await?;
+    /// assert_eq!(proxy.connections(), 0);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub async fn start(upstream: SocketAddr) -> std::io::Result<Self> {
         let listener = TcpListener::bind("127.0.0.1:0").await?;
         let addr = listener.local_addr()?;
@@ -159,32 +242,109 @@ impl FaultProxy {
     }
 
     /// From now on, connections with no planned fault draw one as `chaos` says.
+    ///
+    /// ```
+    /// use a2a_cli::fault_proxy::{Chaos, Fault, FaultProxy};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> std::io::Result<()> {
+    /// # let upstream = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    /// let proxy = FaultProxy::start(upstream.local_addr()?).await?.with_chaos(Chaos::new(0.3, 1));
+    /// proxy.plan(&[Fault::Pass]); // A planned fault still comes first.
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn with_chaos(self, chaos: Chaos) -> Self {
         lock(&self.planner).chaos = Some((chaos.fault_rate, SplitMix64(chaos.seed)));
         self
     }
 
     /// Plans faults for the next connections, in order.
+    ///
+    /// ```
+    /// use a2a_cli::fault_proxy::{Fault, FaultProxy};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> std::io::Result<()> {
+    /// # let upstream = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    /// let proxy = FaultProxy::start(upstream.local_addr()?).await?;
+    /// proxy.plan(&[Fault::CutAfterBytes(10)]);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn plan(&self, faults: &[Fault]) {
         lock(&self.planner).plan.extend(faults.iter().copied());
     }
 
     /// The proxy's base URL.
+    ///
+    /// ```
+    /// use a2a_cli::fault_proxy::FaultProxy;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> std::io::Result<()> {
+    /// # let upstream = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    /// let proxy = FaultProxy::start(upstream.local_addr()?).await?;
+    /// assert_eq!(proxy.url(), format!("http://{}", proxy.addr()));
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn url(&self) -> String {
         format!("http://{}", self.addr)
     }
 
     /// Where it listens.
+    ///
+    /// ```
+    /// use a2a_cli::fault_proxy::FaultProxy;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> std::io::Result<()> {
+    /// # let upstream = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    /// let proxy = FaultProxy::start(upstream.local_addr()?).await?;
+    /// assert!(proxy.addr().ip().is_loopback());
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn addr(&self) -> SocketAddr {
         self.addr
     }
 
     /// How many connections it has accepted.
+    ///
+    /// ```
+    /// use a2a_cli::fault_proxy::FaultProxy;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> std::io::Result<()> {
+    /// # let upstream = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    /// let proxy = FaultProxy::start(upstream.local_addr()?).await?;
+    /// let _client = tokio::net::TcpStream::connect(proxy.addr()).await?;
+    /// while proxy.connections() == 0 {
+    ///     tokio::task::yield_now().await;
+    /// }
+    /// assert_eq!(proxy.connections(), 1);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn connections(&self) -> usize {
         self.connections.load(Ordering::SeqCst)
     }
 
     /// How many connections met each fault so far.
+    ///
+    /// ```
+    /// use a2a_cli::fault_proxy::FaultProxy;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> std::io::Result<()> {
+    /// # let upstream = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    /// let proxy = FaultProxy::start(upstream.local_addr()?).await?;
+    /// let counts = proxy.counts();
+    /// assert_eq!(counts.passed + counts.faulted(), proxy.connections());
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn counts(&self) -> FaultCounts {
         lock(&self.planner).counts
     }

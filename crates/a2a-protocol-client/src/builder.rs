@@ -14,6 +14,20 @@ use crate::retry::RetryPolicy;
 use crate::transport::{AuthHook, Binding, Transport, VERSION};
 
 /// Builds an [`A2aClient`], for a bare endpoint or from an agent card.
+///
+/// ```
+/// use std::time::Duration;
+///
+/// use a2a_protocol_client::{Binding, ClientBuilder, RetryPolicy};
+///
+/// let client = ClientBuilder::new("http://127.0.0.1:8080/")
+///     .with_binding(Binding::JsonRpc)
+///     .with_retry_policy(RetryPolicy::default())
+///     .with_request_timeout(Duration::from_secs(30))
+///     .build()
+///     .unwrap();
+/// assert_eq!(client.url(), "http://127.0.0.1:8080", "without the trailing slash");
+/// ```
 #[derive(Clone)]
 pub struct ClientBuilder {
     url: Option<String>,
@@ -68,6 +82,13 @@ impl ClientBuilder {
     /// [`ClientBuilder::with_binding`], its HTTP+JSON root). Without a card the client does not
     /// know whether the agent honours idempotency keys; assert it with
     /// [`ClientBuilder::with_peer_honouring_idempotency`].
+    ///
+    /// ```
+    /// use a2a_protocol_client::ClientBuilder;
+    ///
+    /// let client = ClientBuilder::new("http://127.0.0.1:8080/").build().unwrap();
+    /// assert!(!client.honours_idempotency(), "no card, no evidence");
+    /// ```
     pub fn new(url: impl Into<String>) -> Self {
         Self {
             url: Some(url.into()),
@@ -78,6 +99,20 @@ impl ClientBuilder {
     /// A client for the agent `card` describes: an interface is chosen by the binding
     /// preference (JSON-RPC, then HTTP+JSON, unless set), its tenant is used, and the client
     /// honours-idempotency flag is set exactly when the card lists the extension.
+    ///
+    /// ```
+    /// use a2a_protocol_client::ClientBuilder;
+    /// use a2a_protocol_types::agent_card::{AgentCard, AgentInterface, BINDING_HTTP_JSON};
+    /// use a2a_protocol_types::idempotency::IDEMPOTENCY_EXTENSION_URI;
+    /// use a2a_protocol_types::{AgentCapabilities, AgentExtension};
+    ///
+    /// let card = AgentCard::new("Echo", "Repeats.", "1.0.0")
+    ///     .with_interface(AgentInterface::new("https://agents.example.com", BINDING_HTTP_JSON).with_tenant("acme"))
+    ///     .with_capabilities(AgentCapabilities::none().with_extension(AgentExtension::new(IDEMPOTENCY_EXTENSION_URI)));
+    /// let client = ClientBuilder::from_card(&card).build().unwrap();
+    /// assert_eq!(client.url(), "https://agents.example.com");
+    /// assert!(client.honours_idempotency(), "the card lists the extension");
+    /// ```
     pub fn from_card(card: &AgentCard) -> Self {
         Self {
             card: Some(card.clone()),
@@ -86,29 +121,78 @@ impl ClientBuilder {
     }
 
     /// Fetches `{base_url}/.well-known/agent-card.json` and starts a builder from it.
+    ///
+    /// ```no_run
+    /// use a2a_protocol_client::ClientBuilder;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), a2a_protocol_client::ClientError> {
+    /// let client = ClientBuilder::discover("https://agents.example.com").await?.build()?;
+    /// println!("{} honours keys: {}", client.url(), client.honours_idempotency());
+    /// # Ok(())
+    /// # }
+    /// ```
     pub async fn discover(base_url: &str) -> Result<Self, ClientError> {
         Ok(Self::from_card(&fetch_card(base_url, None).await?))
     }
 
     /// The binding to speak to a bare endpoint.
+    ///
+    /// ```
+    /// use a2a_protocol_client::{Binding, ClientBuilder};
+    ///
+    /// let client = ClientBuilder::new("http://127.0.0.1:8080").with_binding(Binding::HttpJson).build().unwrap();
+    /// # let _ = client;
+    /// ```
     pub fn with_binding(mut self, binding: Binding) -> Self {
         self.binding = Some(binding);
         self
     }
 
     /// The order in which to choose among a card's interfaces.
+    ///
+    /// ```
+    /// use a2a_protocol_client::{Binding, ClientBuilder};
+    /// use a2a_protocol_types::agent_card::{AgentCard, AgentInterface, BINDING_HTTP_JSON, BINDING_JSONRPC};
+    ///
+    /// let card = AgentCard::new("Echo", "Repeats.", "1.0.0")
+    ///     .with_interface(AgentInterface::new("https://a.example/rpc", BINDING_JSONRPC))
+    ///     .with_interface(AgentInterface::new("https://a.example/rest", BINDING_HTTP_JSON));
+    /// let client = ClientBuilder::from_card(&card)
+    ///     .with_preferred_bindings(vec![Binding::HttpJson])
+    ///     .build()
+    ///     .unwrap();
+    /// assert_eq!(client.url(), "https://a.example/rest");
+    /// ```
     pub fn with_preferred_bindings(mut self, preferred: Vec<Binding>) -> Self {
         self.preferred = preferred;
         self
     }
 
     /// The tenant to put in every request (overrides the card's).
+    ///
+    /// ```
+    /// use a2a_protocol_client::ClientBuilder;
+    ///
+    /// let client = ClientBuilder::new("http://127.0.0.1:8080").with_tenant("acme").build().unwrap();
+    /// # let _ = client;
+    /// ```
     pub fn with_tenant(mut self, tenant: impl Into<String>) -> Self {
         self.tenant = Some(tenant.into());
         self
     }
 
     /// Retries failed calls as the policy says. Without one, nothing is ever re-sent.
+    ///
+    /// ```
+    /// use a2a_protocol_client::{ClientBuilder, RetryPolicy};
+    ///
+    /// let client = ClientBuilder::new("http://127.0.0.1:8080")
+    ///     .with_retry_policy(RetryPolicy::default().with_max_attempts(5))
+    ///     .build()
+    ///     .unwrap();
+    /// # let _ = client;
+    /// ```
     pub fn with_retry_policy(mut self, policy: RetryPolicy) -> Self {
         self.retry = Some(policy);
         self
@@ -116,12 +200,34 @@ impl ClientBuilder {
 
     /// Asserts (or denies) that the agent honours idempotency keys, which makes keyed sends
     /// retryable after an ambiguous failure. Overrides what the card says.
+    ///
+    /// ```
+    /// use a2a_protocol_client::ClientBuilder;
+    ///
+    /// let client = ClientBuilder::new("http://127.0.0.1:8080")
+    ///     .with_peer_honouring_idempotency(true)
+    ///     .build()
+    ///     .unwrap();
+    /// assert!(client.honours_idempotency());
+    /// ```
     pub fn with_peer_honouring_idempotency(mut self, honours: bool) -> Self {
         self.honours_idempotency = Some(honours);
         self
     }
 
     /// How long connecting may take. Default 10 s.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// use a2a_protocol_client::ClientBuilder;
+    ///
+    /// let client = ClientBuilder::new("http://127.0.0.1:8080")
+    ///     .with_connect_timeout(Duration::from_secs(2))
+    ///     .build()
+    ///     .unwrap();
+    /// # let _ = client;
+    /// ```
     pub fn with_connect_timeout(mut self, timeout: Duration) -> Self {
         self.connect_timeout = timeout;
         self
@@ -129,42 +235,117 @@ impl ClientBuilder {
 
     /// How long a unary call may take in all. Default: no limit (a blocking send waits for
     /// the task).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// use a2a_protocol_client::ClientBuilder;
+    ///
+    /// let client = ClientBuilder::new("http://127.0.0.1:8080")
+    ///     .with_request_timeout(Duration::from_secs(120))
+    ///     .build()
+    ///     .unwrap();
+    /// # let _ = client;
+    /// ```
     pub fn with_request_timeout(mut self, timeout: Duration) -> Self {
         self.request_timeout = Some(timeout);
         self
     }
 
     /// How long a stream may stay silent (keep-alives count) before it is treated as cut.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// use a2a_protocol_client::ClientBuilder;
+    ///
+    /// // The server's keep-alives arrive every 15 s; a minute of silence means the stream is gone.
+    /// let client = ClientBuilder::new("http://127.0.0.1:8080")
+    ///     .with_stream_idle_timeout(Duration::from_secs(60))
+    ///     .build()
+    ///     .unwrap();
+    /// # let _ = client;
+    /// ```
     pub fn with_stream_idle_timeout(mut self, timeout: Duration) -> Self {
         self.stream_idle_timeout = Some(timeout);
         self
     }
 
     /// Adds a header to every request.
+    ///
+    /// ```
+    /// use a2a_protocol_client::ClientBuilder;
+    ///
+    /// let client = ClientBuilder::new("http://127.0.0.1:8080").with_header("x-team", "search").build();
+    /// assert!(client.is_ok());
+    /// let bad = ClientBuilder::new("http://127.0.0.1:8080").with_header("bad header", "x").build();
+    /// assert!(bad.is_err(), "checked at build()");
+    /// ```
     pub fn with_header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
         self.headers.push((name.into(), value.into()));
         self
     }
 
     /// Calls `hook` to add headers (say, a fresh bearer token) to every request.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    ///
+    /// use a2a_protocol_client::ClientBuilder;
+    ///
+    /// let client = ClientBuilder::new("http://127.0.0.1:8080")
+    ///     .with_auth(Arc::new(|headers: &mut http::HeaderMap| {
+    ///         // Fetch a fresh token here; a static one stands in for it.
+    ///         headers.insert(http::header::AUTHORIZATION, http::HeaderValue::from_static("Bearer t0k3n"));
+    ///     }))
+    ///     .build()
+    ///     .unwrap();
+    /// # let _ = client;
+    /// ```
     pub fn with_auth(mut self, hook: AuthHook) -> Self {
         self.auth = Some(hook);
         self
     }
 
     /// Extensions to activate on every request (`A2A-Extensions`).
+    ///
+    /// ```
+    /// use a2a_protocol_client::ClientBuilder;
+    /// use a2a_protocol_types::lease::LEASE_EXTENSION_URI;
+    ///
+    /// let client = ClientBuilder::new("http://127.0.0.1:8080")
+    ///     .with_extensions(vec![LEASE_EXTENSION_URI.to_owned()])
+    ///     .build()
+    ///     .unwrap();
+    /// # let _ = client;
+    /// ```
     pub fn with_extensions(mut self, uris: Vec<String>) -> Self {
         self.extensions = uris;
         self
     }
 
     /// Uses this HTTP client (its own timeouts and TLS settings apply).
+    ///
+    /// ```
+    /// use a2a_protocol_client::ClientBuilder;
+    ///
+    /// let http = reqwest::Client::builder().pool_max_idle_per_host(4).build().unwrap();
+    /// let client = ClientBuilder::new("http://127.0.0.1:8080").with_http_client(http).build().unwrap();
+    /// # let _ = client;
+    /// ```
     pub fn with_http_client(mut self, http: reqwest::Client) -> Self {
         self.http = Some(http);
         self
     }
 
     /// Checks the settings and builds the client.
+    ///
+    /// ```
+    /// use a2a_protocol_client::{ClientBuilder, ClientError};
+    ///
+    /// let error = ClientBuilder::new("ftp://agents.example.com").build().unwrap_err();
+    /// assert!(matches!(error, ClientError::Config(_)), "{error}");
+    /// ```
     pub fn build(self) -> Result<A2aClient, ClientError> {
         let (url, binding, card_tenant) = match (&self.card, &self.url) {
             (Some(card), _) => choose_interface(card, &self.preferred)?,
@@ -270,6 +451,17 @@ fn choose_interface(
 }
 
 /// Fetches an agent card from `{base_url}/.well-known/agent-card.json`.
+///
+/// ```no_run
+/// use a2a_protocol_client::fetch_card;
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), a2a_protocol_client::ClientError> {
+/// let card = fetch_card("https://agents.example.com", None).await?;
+/// println!("{}: {}", card.name, card.description);
+/// # Ok(())
+/// # }
+/// ```
 pub async fn fetch_card(
     base_url: &str,
     http: Option<&reqwest::Client>,

@@ -26,6 +26,24 @@ use crate::retry::{RetryPolicy, may_retry, next_pause};
 use crate::transport::{RawEvents, Transport};
 
 /// A stream of a task's events, as a streaming call answers.
+///
+/// ```no_run
+/// use futures::StreamExt;
+///
+/// use a2a_protocol_client::{ClientBuilder, EventStream};
+/// use a2a_protocol_types::{Message, SendMessageRequest};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), a2a_protocol_client::ClientError> {
+/// let client = ClientBuilder::discover("http://127.0.0.1:8080").await?.build()?;
+/// let mut events: EventStream =
+///     client.send_streaming_message(SendMessageRequest::new(Message::user_text("hi"))).await?;
+/// while let Some(event) = events.next().await {
+///     println!("{:?}", event?);
+/// }
+/// # Ok(())
+/// # }
+/// ```
 pub type EventStream = Pin<Box<dyn Stream<Item = Result<StreamResponse, ClientError>> + Send>>;
 
 struct Inner {
@@ -37,6 +55,26 @@ struct Inner {
 }
 
 /// Calls one A2A agent. Cheap to clone: clones share the connection pool.
+///
+/// ```no_run
+/// use a2a_protocol_client::{ClientBuilder, RetryPolicy};
+/// use a2a_protocol_types::idempotency::{generate_key, set_key};
+/// use a2a_protocol_types::{Message, SendMessageRequest, SendMessageResponse};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let client = ClientBuilder::discover("http://127.0.0.1:8080")
+///     .await?
+///     .with_retry_policy(RetryPolicy::default())
+///     .build()?;
+/// let mut message = Message::user_text("summarise the incident");
+/// set_key(&mut message, &generate_key())?; // Safe to retry: the agent deduplicates on it.
+/// if let SendMessageResponse::Task(task) = client.send_message(SendMessageRequest::new(message)).await? {
+///     println!("task {} is {}", task.id, task.status.state);
+/// }
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Clone)]
 pub struct A2aClient {
     inner: Arc<Inner>,
@@ -82,12 +120,27 @@ impl A2aClient {
 
     /// Whether the agent is known to honour idempotency keys (its card lists the extension, or
     /// the builder asserted it). Only then is a keyed send retried after an ambiguous failure.
+    ///
+    /// ```
+    /// use a2a_protocol_client::ClientBuilder;
+    ///
+    /// assert!(!ClientBuilder::new("http://127.0.0.1:8080").build().unwrap().honours_idempotency());
+    /// ```
     pub fn honours_idempotency(&self) -> bool {
         self.inner.honours_idempotency
     }
 
     /// A client for the same agent that also activates the extensions `uris` on every request
     /// (the `A2A-Extensions` header). It shares this client's connections and settings.
+    ///
+    /// ```
+    /// use a2a_protocol_client::ClientBuilder;
+    /// use a2a_protocol_types::lease::LEASE_EXTENSION_URI;
+    ///
+    /// let client = ClientBuilder::new("http://127.0.0.1:8080").build().unwrap();
+    /// let renewing = client.activating(&[LEASE_EXTENSION_URI]);
+    /// assert_eq!(renewing.url(), client.url());
+    /// ```
     pub fn activating(&self, uris: &[&str]) -> A2aClient {
         Self {
             inner: Arc::new(Inner {
@@ -101,11 +154,28 @@ impl A2aClient {
     }
 
     /// The card the client was built from, if any.
+    ///
+    /// ```
+    /// use a2a_protocol_client::ClientBuilder;
+    /// use a2a_protocol_types::agent_card::{AgentCard, AgentInterface, BINDING_JSONRPC};
+    ///
+    /// let card = AgentCard::new("Echo", "Repeats.", "1.0.0")
+    ///     .with_interface(AgentInterface::new("https://a.example/rpc", BINDING_JSONRPC));
+    /// let client = ClientBuilder::from_card(&card).build().unwrap();
+    /// assert_eq!(client.agent_card().unwrap().name, "Echo");
+    /// assert!(ClientBuilder::new("https://a.example/rpc").build().unwrap().agent_card().is_none());
+    /// ```
     pub fn agent_card(&self) -> Option<&AgentCard> {
         self.inner.card.as_ref()
     }
 
     /// The endpoint URL in use.
+    ///
+    /// ```
+    /// use a2a_protocol_client::ClientBuilder;
+    ///
+    /// assert_eq!(ClientBuilder::new("https://a.example/rpc").build().unwrap().url(), "https://a.example/rpc");
+    /// ```
     pub fn url(&self) -> &str {
         &self.inner.transport.url
     }
@@ -166,6 +236,21 @@ impl A2aClient {
 
     /// `SendMessage`. A keyed send (see `idempotency::set_key`) to an agent known to honour
     /// keys is retried after an ambiguous failure; any other send is not.
+    ///
+    /// ```no_run
+    /// use a2a_protocol_client::ClientBuilder;
+    /// use a2a_protocol_types::{Message, SendMessageRequest, SendMessageResponse};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), a2a_protocol_client::ClientError> {
+    /// let client = ClientBuilder::discover("http://127.0.0.1:8080").await?.build()?;
+    /// match client.send_message(SendMessageRequest::new(Message::user_text("hi"))).await? {
+    ///     SendMessageResponse::Task(task) => println!("task {}: {}", task.id, task.status.state),
+    ///     SendMessageResponse::Message(reply) => println!("reply: {}", reply.text()),
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
     pub async fn send_message(
         &self,
         mut request: SendMessageRequest,
@@ -179,6 +264,25 @@ impl A2aClient {
     /// `SendStreamingMessage`. With a retry policy, a keyed stream cut before its first event is
     /// re-sent (to an agent known to honour keys), and any stream cut after the task is known
     /// resumes with `SubscribeToTask`.
+    ///
+    /// ```no_run
+    /// use futures::StreamExt;
+    ///
+    /// use a2a_protocol_client::ClientBuilder;
+    /// use a2a_protocol_types::{Message, SendMessageRequest, StreamResponse};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), a2a_protocol_client::ClientError> {
+    /// let client = ClientBuilder::discover("http://127.0.0.1:8080").await?.build()?;
+    /// let mut events = client.send_streaming_message(SendMessageRequest::new(Message::user_text("hi"))).await?;
+    /// while let Some(event) = events.next().await {
+    ///     if let StreamResponse::ArtifactUpdate(update) = event? {
+    ///         println!("artifact {}", update.artifact.artifact_id);
+    ///     }
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
     pub async fn send_streaming_message(
         &self,
         mut request: SendMessageRequest,
@@ -197,6 +301,22 @@ impl A2aClient {
     }
 
     /// `GetTask`.
+    ///
+    /// ```no_run
+    /// use a2a_protocol_client::ClientBuilder;
+    /// use a2a_protocol_types::{ErrorKind, GetTaskRequest};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), a2a_protocol_client::ClientError> {
+    /// let client = ClientBuilder::discover("http://127.0.0.1:8080").await?.build()?;
+    /// match client.get_task(GetTaskRequest { id: "t-1".into(), ..Default::default() }).await {
+    ///     Ok(task) => println!("{}", task.status.state),
+    ///     Err(error) if error.kind() == Some(ErrorKind::TaskNotFound) => println!("no such task"),
+    ///     Err(error) => return Err(error),
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
     pub async fn get_task(&self, mut request: GetTaskRequest) -> Result<Task, ClientError> {
         self.tenant(&mut request.tenant);
         self.call(Operation::GetTask, params(&request)?, false)
@@ -204,6 +324,28 @@ impl A2aClient {
     }
 
     /// `ListTasks`.
+    ///
+    /// ```no_run
+    /// use a2a_protocol_client::ClientBuilder;
+    /// use a2a_protocol_types::{ListTasksRequest, TaskState};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), a2a_protocol_client::ClientError> {
+    /// let client = ClientBuilder::discover("http://127.0.0.1:8080").await?.build()?;
+    /// let mut request = ListTasksRequest { status: Some(TaskState::Working), ..Default::default() };
+    /// loop {
+    ///     let page = client.list_tasks(request.clone()).await?;
+    ///     for task in &page.tasks {
+    ///         println!("{}", task.id);
+    ///     }
+    ///     if page.next_page_token.is_empty() {
+    ///         break;
+    ///     }
+    ///     request.page_token = Some(page.next_page_token);
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
     pub async fn list_tasks(
         &self,
         mut request: ListTasksRequest,
@@ -214,6 +356,19 @@ impl A2aClient {
     }
 
     /// `CancelTask`.
+    ///
+    /// ```no_run
+    /// use a2a_protocol_client::ClientBuilder;
+    /// use a2a_protocol_types::CancelTaskRequest;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), a2a_protocol_client::ClientError> {
+    /// let client = ClientBuilder::discover("http://127.0.0.1:8080").await?.build()?;
+    /// let task = client.cancel_task(CancelTaskRequest { id: "t-1".into(), ..Default::default() }).await?;
+    /// println!("{}", task.status.state);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub async fn cancel_task(&self, mut request: CancelTaskRequest) -> Result<Task, ClientError> {
         self.tenant(&mut request.tenant);
         self.call(Operation::CancelTask, params(&request)?, false)
@@ -222,6 +377,24 @@ impl A2aClient {
 
     /// `SubscribeToTask`: the task, then its events until it settles; resumes after a cut when
     /// a retry policy is set.
+    ///
+    /// ```no_run
+    /// use futures::StreamExt;
+    ///
+    /// use a2a_protocol_client::ClientBuilder;
+    /// use a2a_protocol_types::SubscribeToTaskRequest;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), a2a_protocol_client::ClientError> {
+    /// let client = ClientBuilder::discover("http://127.0.0.1:8080").await?.build()?;
+    /// let request = SubscribeToTaskRequest { id: "t-1".into(), ..Default::default() };
+    /// let mut events = client.subscribe_to_task(request).await?;
+    /// while let Some(event) = events.next().await {
+    ///     println!("{:?}", event?);
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
     pub async fn subscribe_to_task(
         &self,
         mut request: SubscribeToTaskRequest,
@@ -240,6 +413,21 @@ impl A2aClient {
     }
 
     /// `CreateTaskPushNotificationConfig`.
+    ///
+    /// ```no_run
+    /// use a2a_protocol_client::ClientBuilder;
+    /// use a2a_protocol_types::push::TaskPushNotificationConfig;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let client = ClientBuilder::discover("http://127.0.0.1:8080").await?.build()?;
+    /// let config: TaskPushNotificationConfig =
+    ///     serde_json::from_str(r#"{"taskId": "t-1", "url": "https://client.example/hook"}"#)?;
+    /// let created = client.create_task_push_notification_config(config).await?;
+    /// println!("config {}", created.id);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub async fn create_task_push_notification_config(
         &self,
         mut request: TaskPushNotificationConfig,
@@ -254,6 +442,19 @@ impl A2aClient {
     }
 
     /// `GetTaskPushNotificationConfig`.
+    ///
+    /// ```no_run
+    /// use a2a_protocol_client::ClientBuilder;
+    /// use a2a_protocol_types::GetTaskPushNotificationConfigRequest;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), a2a_protocol_client::ClientError> {
+    /// let client = ClientBuilder::discover("http://127.0.0.1:8080").await?.build()?;
+    /// let request = GetTaskPushNotificationConfigRequest { task_id: "t-1".into(), id: "cfg-1".into(), ..Default::default() };
+    /// println!("{}", client.get_task_push_notification_config(request).await?.url);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub async fn get_task_push_notification_config(
         &self,
         mut request: GetTaskPushNotificationConfigRequest,
@@ -268,6 +469,19 @@ impl A2aClient {
     }
 
     /// `ListTaskPushNotificationConfigs`.
+    ///
+    /// ```no_run
+    /// use a2a_protocol_client::ClientBuilder;
+    /// use a2a_protocol_types::ListTaskPushNotificationConfigsRequest;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), a2a_protocol_client::ClientError> {
+    /// let client = ClientBuilder::discover("http://127.0.0.1:8080").await?.build()?;
+    /// let request = ListTaskPushNotificationConfigsRequest { task_id: "t-1".into(), ..Default::default() };
+    /// println!("{} configs", client.list_task_push_notification_configs(request).await?.configs.len());
+    /// # Ok(())
+    /// # }
+    /// ```
     pub async fn list_task_push_notification_configs(
         &self,
         mut request: ListTaskPushNotificationConfigsRequest,
@@ -282,6 +496,19 @@ impl A2aClient {
     }
 
     /// `DeleteTaskPushNotificationConfig`.
+    ///
+    /// ```no_run
+    /// use a2a_protocol_client::ClientBuilder;
+    /// use a2a_protocol_types::DeleteTaskPushNotificationConfigRequest;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), a2a_protocol_client::ClientError> {
+    /// let client = ClientBuilder::discover("http://127.0.0.1:8080").await?.build()?;
+    /// let request = DeleteTaskPushNotificationConfigRequest { task_id: "t-1".into(), id: "cfg-1".into(), ..Default::default() };
+    /// client.delete_task_push_notification_config(request).await?;
+    /// # Ok(())
+    /// # }
+    /// ```
     pub async fn delete_task_push_notification_config(
         &self,
         mut request: DeleteTaskPushNotificationConfigRequest,
@@ -298,6 +525,19 @@ impl A2aClient {
     }
 
     /// `GetExtendedAgentCard`.
+    ///
+    /// ```no_run
+    /// use a2a_protocol_client::ClientBuilder;
+    /// use a2a_protocol_types::GetExtendedAgentCardRequest;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), a2a_protocol_client::ClientError> {
+    /// let client = ClientBuilder::discover("http://127.0.0.1:8080").await?.build()?;
+    /// let card = client.get_extended_agent_card(GetExtendedAgentCardRequest::default()).await?;
+    /// println!("{} skills for authenticated callers", card.skills.len());
+    /// # Ok(())
+    /// # }
+    /// ```
     pub async fn get_extended_agent_card(
         &self,
         mut request: GetExtendedAgentCardRequest,

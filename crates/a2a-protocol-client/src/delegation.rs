@@ -31,6 +31,18 @@ use crate::client::A2aClient;
 use crate::error::ClientError;
 
 /// How a child task ended, or where it stopped to wait.
+///
+/// ```
+/// use a2a_protocol_client::delegation::DelegationOutcome;
+/// use a2a_protocol_types::{Task, TaskState, TaskStatus};
+///
+/// let outcome = DelegationOutcome::Completed(Task::new("t-1", "c-1", TaskStatus::new(TaskState::Completed)));
+/// match &outcome {
+///     DelegationOutcome::Completed(task) => assert_eq!(task.id.as_str(), "t-1"),
+///     DelegationOutcome::BudgetExhausted(task) => println!("{} ran out of budget", task.id),
+///     other => println!("the child ended otherwise: {other:?}"),
+/// }
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub enum DelegationOutcome {
@@ -71,6 +83,15 @@ impl DelegationOutcome {
     }
 
     /// The child task, unless the agent replied with a message.
+    ///
+    /// ```
+    /// use a2a_protocol_client::delegation::DelegationOutcome;
+    /// use a2a_protocol_types::{Message, Task, TaskState, TaskStatus};
+    ///
+    /// let failed = DelegationOutcome::Failed(Task::new("t-1", "c-1", TaskStatus::new(TaskState::Failed)));
+    /// assert_eq!(failed.task().map(|t| t.id.as_str()), Some("t-1"));
+    /// assert!(DelegationOutcome::Replied(Message::agent_text("hi")).task().is_none());
+    /// ```
     pub fn task(&self) -> Option<&Task> {
         match self {
             Self::Completed(t)
@@ -86,6 +107,25 @@ impl DelegationOutcome {
 }
 
 /// A child task started on another agent.
+///
+/// ```no_run
+/// use a2a_protocol_client::delegation::{Delegation, DelegationOutcome};
+/// use a2a_protocol_client::{ClientBuilder, RetryPolicy};
+/// use a2a_protocol_types::Message;
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), a2a_protocol_client::ClientError> {
+/// let translator = ClientBuilder::discover("http://translator.internal:8080")
+///     .await?
+///     .with_retry_policy(RetryPolicy::default())
+///     .build()?;
+/// let mut child = Delegation::start(&translator, Message::user_text("translate: bonjour")).await?;
+/// if let DelegationOutcome::Completed(task) = child.wait().await? {
+///     println!("{:?}", task.artifacts);
+/// }
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug)]
 pub struct Delegation {
     client: A2aClient,
@@ -103,12 +143,44 @@ const MAX_POLL: Duration = Duration::from_secs(1);
 
 impl Delegation {
     /// Starts a child task with `message`.
+    ///
+    /// ```no_run
+    /// use a2a_protocol_client::ClientBuilder;
+    /// use a2a_protocol_client::delegation::Delegation;
+    /// use a2a_protocol_types::Message;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), a2a_protocol_client::ClientError> {
+    /// let client = ClientBuilder::discover("http://127.0.0.1:8080").await?.build()?;
+    /// let child = Delegation::start(&client, Message::user_text("index the repository")).await?;
+    /// println!("child {:?} with key {:?}", child.task_id(), child.idempotency_key());
+    /// # Ok(())
+    /// # }
+    /// ```
     pub async fn start(client: &A2aClient, message: Message) -> Result<Self, ClientError> {
         Self::launch(client, message, None, None).await
     }
 
     /// Starts a child task that the child's agent cancels when `lease` lapses unrenewed.
     /// [`Delegation::wait`] renews it.
+    ///
+    /// ```no_run
+    /// use std::time::Duration;
+    ///
+    /// use a2a_protocol_client::ClientBuilder;
+    /// use a2a_protocol_client::delegation::Delegation;
+    /// use a2a_protocol_types::Message;
+    /// use a2a_protocol_types::lease::Lease;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), a2a_protocol_client::ClientError> {
+    /// let client = ClientBuilder::discover("http://127.0.0.1:8080").await?.build()?;
+    /// let lease = Lease::new(Duration::from_secs(30));
+    /// let mut child = Delegation::start_leased(&client, Message::user_text("crawl"), lease).await?;
+    /// child.wait().await?; // Renews the lease every 10 s until the child settles.
+    /// # Ok(())
+    /// # }
+    /// ```
     pub async fn start_leased(
         client: &A2aClient,
         message: Message,
@@ -118,6 +190,25 @@ impl Delegation {
     }
 
     /// Starts a child task bounded by `grant`.
+    ///
+    /// ```no_run
+    /// use std::time::Duration;
+    ///
+    /// use a2a_protocol_client::ClientBuilder;
+    /// use a2a_protocol_client::delegation::Delegation;
+    /// use a2a_protocol_types::Message;
+    /// use a2a_protocol_types::budget::BudgetGrant;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), a2a_protocol_client::ClientError> {
+    /// let client = ClientBuilder::discover("http://127.0.0.1:8080").await?.build()?;
+    /// let grant = BudgetGrant::with_time(Duration::from_secs(20)).with_meter("tokens", 4_000);
+    /// let mut child = Delegation::start_budgeted(&client, Message::user_text("draft a reply"), grant).await?;
+    /// child.wait().await?;
+    /// println!("spent: {:?}", child.spend());
+    /// # Ok(())
+    /// # }
+    /// ```
     pub async fn start_budgeted(
         client: &A2aClient,
         message: Message,
@@ -188,21 +279,91 @@ impl Delegation {
     }
 
     /// The idempotency key the child's message carried, if any.
+    ///
+    /// ```no_run
+    /// use a2a_protocol_client::ClientBuilder;
+    /// use a2a_protocol_client::delegation::Delegation;
+    /// use a2a_protocol_types::Message;
+    /// use a2a_protocol_types::idempotency::{generate_key, set_key};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let client = ClientBuilder::discover("http://127.0.0.1:8080").await?.build()?;
+    /// // Set the key first when you may resend after a failed start yourself.
+    /// let key = generate_key();
+    /// let mut message = Message::user_text("bill the customer");
+    /// set_key(&mut message, &key)?;
+    /// let child = Delegation::start(&client, message).await?;
+    /// assert_eq!(child.idempotency_key(), Some(key.as_str()), "a key you set is kept");
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn idempotency_key(&self) -> Option<&str> {
         self.key.as_deref()
     }
 
     /// The child task's id (none when the agent replied with a message).
+    ///
+    /// ```no_run
+    /// use a2a_protocol_client::ClientBuilder;
+    /// use a2a_protocol_client::delegation::Delegation;
+    /// use a2a_protocol_types::Message;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), a2a_protocol_client::ClientError> {
+    /// let client = ClientBuilder::discover("http://127.0.0.1:8080").await?.build()?;
+    /// let child = Delegation::start(&client, Message::user_text("work")).await?;
+    /// if let Some(id) = child.task_id() {
+    ///     println!("started {id}");
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn task_id(&self) -> Option<&TaskId> {
         self.task_id.as_ref()
     }
 
     /// The child as last seen.
+    ///
+    /// ```no_run
+    /// use a2a_protocol_client::ClientBuilder;
+    /// use a2a_protocol_client::delegation::Delegation;
+    /// use a2a_protocol_types::Message;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), a2a_protocol_client::ClientError> {
+    /// let client = ClientBuilder::discover("http://127.0.0.1:8080").await?.build()?;
+    /// let child = Delegation::start(&client, Message::user_text("work")).await?;
+    /// println!("{:?}", child.task().map(|t| t.status.state));
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn task(&self) -> Option<&Task> {
         self.last.as_ref()
     }
 
     /// What the child reported of its budget when last seen.
+    ///
+    /// ```no_run
+    /// use std::time::Duration;
+    ///
+    /// use a2a_protocol_client::ClientBuilder;
+    /// use a2a_protocol_client::delegation::Delegation;
+    /// use a2a_protocol_types::Message;
+    /// use a2a_protocol_types::budget::BudgetGrant;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), a2a_protocol_client::ClientError> {
+    /// let client = ClientBuilder::discover("http://127.0.0.1:8080").await?.build()?;
+    /// let grant = BudgetGrant::with_time(Duration::from_secs(5));
+    /// let mut child = Delegation::start_budgeted(&client, Message::user_text("work"), grant).await?;
+    /// child.wait().await?;
+    /// if let Some(report) = child.spend() {
+    ///     println!("{} ms spent, exhausted: {:?}", report.spent_ms, report.exhausted);
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn spend(&self) -> Option<BudgetReport> {
         self.last
             .as_ref()
@@ -210,6 +371,21 @@ impl Delegation {
     }
 
     /// Reads the child now; renews its lease when it has one.
+    ///
+    /// ```no_run
+    /// use a2a_protocol_client::ClientBuilder;
+    /// use a2a_protocol_client::delegation::Delegation;
+    /// use a2a_protocol_types::Message;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), a2a_protocol_client::ClientError> {
+    /// let client = ClientBuilder::discover("http://127.0.0.1:8080").await?.build()?;
+    /// let mut child = Delegation::start(&client, Message::user_text("work")).await?;
+    /// let state = child.refresh().await?.status.state;
+    /// println!("the child is {state}");
+    /// # Ok(())
+    /// # }
+    /// ```
     pub async fn refresh(&mut self) -> Result<&Task, ClientError> {
         let Some(id) = self.task_id.clone() else {
             return Err(ClientError::Config(
@@ -232,6 +408,24 @@ impl Delegation {
 
     /// Waits until the child settles (terminal, or waiting for input), renewing its lease every
     /// third of the TTL meanwhile.
+    ///
+    /// ```no_run
+    /// use a2a_protocol_client::ClientBuilder;
+    /// use a2a_protocol_client::delegation::{Delegation, DelegationOutcome};
+    /// use a2a_protocol_types::Message;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), a2a_protocol_client::ClientError> {
+    /// let client = ClientBuilder::discover("http://127.0.0.1:8080").await?.build()?;
+    /// let mut child = Delegation::start(&client, Message::user_text("work")).await?;
+    /// match child.wait().await? {
+    ///     DelegationOutcome::Completed(task) => println!("done: {}", task.id),
+    ///     DelegationOutcome::InputRequired(task) => println!("it asks: {:?}", task.status.message),
+    ///     other => println!("ended: {other:?}"),
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
     pub async fn wait(&mut self) -> Result<DelegationOutcome, ClientError> {
         // Each poll renews the lease, so polls never fall further apart than a third of it.
         let cap = self.lease.map_or(MAX_POLL, |l| (l.ttl() / 3).min(MAX_POLL));
@@ -249,6 +443,21 @@ impl Delegation {
     }
 
     /// Cancels the child.
+    ///
+    /// ```no_run
+    /// use a2a_protocol_client::ClientBuilder;
+    /// use a2a_protocol_client::delegation::Delegation;
+    /// use a2a_protocol_types::Message;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), a2a_protocol_client::ClientError> {
+    /// let client = ClientBuilder::discover("http://127.0.0.1:8080").await?.build()?;
+    /// let mut child = Delegation::start(&client, Message::user_text("work")).await?;
+    /// let task = child.cancel().await?;
+    /// println!("{}", task.status.state);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub async fn cancel(&mut self) -> Result<Task, ClientError> {
         let Some(id) = self.task_id.clone() else {
             return Err(ClientError::Config(
@@ -269,6 +478,21 @@ impl Delegation {
 
     /// Lets the child run on its own: dropping this no longer cancels it (a leased child still
     /// ends when its lease lapses, since nothing renews it). Returns the child's id.
+    ///
+    /// ```no_run
+    /// use a2a_protocol_client::ClientBuilder;
+    /// use a2a_protocol_client::delegation::Delegation;
+    /// use a2a_protocol_types::Message;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), a2a_protocol_client::ClientError> {
+    /// let client = ClientBuilder::discover("http://127.0.0.1:8080").await?.build()?;
+    /// let child = Delegation::start(&client, Message::user_text("nightly report")).await?;
+    /// let id = child.detach(); // Runs on after we return; look it up later with GetTask.
+    /// println!("{id:?}");
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn detach(mut self) -> Option<TaskId> {
         self.detached = true;
         self.task_id.clone()
@@ -299,6 +523,17 @@ impl Drop for Delegation {
 }
 
 /// A parent's own budget, from which it carves its children's grants.
+///
+/// ```
+/// use std::time::Duration;
+///
+/// use a2a_protocol_client::delegation::ParentBudget;
+/// use a2a_protocol_types::budget::BudgetGrant;
+///
+/// let mut parent = ParentBudget::new(&BudgetGrant::default().with_meter("calls", 10));
+/// let child = parent.carve(&BudgetGrant::default().with_meter("calls", 4), Duration::ZERO);
+/// assert_eq!(child.meters["calls"], 4);
+/// ```
 #[derive(Debug, Clone, Default)]
 pub struct ParentBudget {
     deadline: Option<Instant>,
@@ -307,6 +542,16 @@ pub struct ParentBudget {
 
 impl ParentBudget {
     /// The budget a parent was granted (say, `RequestContext::budget` on an agent).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// use a2a_protocol_client::delegation::ParentBudget;
+    /// use a2a_protocol_types::budget::BudgetGrant;
+    ///
+    /// let parent = ParentBudget::new(&BudgetGrant::with_time(Duration::from_secs(30)));
+    /// assert!(parent.remaining().unwrap() <= Duration::from_secs(30));
+    /// ```
     pub fn new(grant: &BudgetGrant) -> Self {
         Self {
             deadline: grant.remaining().map(|d| Instant::now() + d),
@@ -315,11 +560,27 @@ impl ParentBudget {
     }
 
     /// An unlimited budget.
+    ///
+    /// ```
+    /// use a2a_protocol_client::delegation::ParentBudget;
+    ///
+    /// assert_eq!(ParentBudget::unlimited().remaining(), None);
+    /// ```
     pub fn unlimited() -> Self {
         Self::default()
     }
 
     /// Time left, when limited.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// use a2a_protocol_client::delegation::ParentBudget;
+    /// use a2a_protocol_types::budget::BudgetGrant;
+    ///
+    /// let parent = ParentBudget::new(&BudgetGrant::with_time(Duration::from_secs(10)));
+    /// assert!(parent.remaining().is_some_and(|left| left <= Duration::from_secs(10)));
+    /// ```
     pub fn remaining(&self) -> Option<Duration> {
         self.deadline
             .map(|d| d.saturating_duration_since(Instant::now()))
@@ -327,6 +588,17 @@ impl ParentBudget {
 
     /// A grant for a child: what it asks for, but never more than the parent has left after
     /// keeping `reserve` of its time. Granted meters are taken out of the parent's budget.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// use a2a_protocol_client::delegation::ParentBudget;
+    /// use a2a_protocol_types::budget::BudgetGrant;
+    ///
+    /// let mut parent = ParentBudget::new(&BudgetGrant::with_time(Duration::from_secs(10)));
+    /// let grant = parent.carve(&BudgetGrant::with_time(Duration::from_secs(60)), Duration::from_secs(3));
+    /// assert!(grant.remaining().unwrap() <= Duration::from_secs(7), "never past the parent's own end");
+    /// ```
     pub fn carve(&mut self, want: &BudgetGrant, reserve: Duration) -> BudgetGrant {
         let available = self.remaining().map(|left| left.saturating_sub(reserve));
         let time = match (want.remaining(), available) {
@@ -352,6 +624,20 @@ impl ParentBudget {
     }
 
     /// Returns what a child did not spend of the meters it was granted.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// use a2a_protocol_client::delegation::ParentBudget;
+    /// use a2a_protocol_types::budget::{BudgetGrant, BudgetReport};
+    ///
+    /// let mut parent = ParentBudget::new(&BudgetGrant::default().with_meter("tokens", 100));
+    /// let granted = parent.carve(&BudgetGrant::default().with_meter("tokens", 100), Duration::ZERO);
+    /// let report = BudgetReport { spent: [("tokens".to_owned(), 30)].into(), ..Default::default() };
+    /// parent.refund(&granted, &report);
+    /// let next = parent.carve(&BudgetGrant::default().with_meter("tokens", 100), Duration::ZERO);
+    /// assert_eq!(next.meters["tokens"], 70);
+    /// ```
     pub fn refund(&mut self, granted: &BudgetGrant, report: &BudgetReport) {
         for (name, amount) in &granted.meters {
             if let Some(left) = self.meters.get_mut(name) {

@@ -5,6 +5,14 @@ use std::time::Duration;
 use a2a_protocol_types::{A2aError, ErrorKind};
 
 /// Where in a call a transport failure happened.
+///
+/// ```
+/// use a2a_protocol_client::{ClientError, FailureClass, Phase};
+///
+/// let before = ClientError::Timeout { phase: Phase::Connect };
+/// let after = ClientError::Timeout { phase: Phase::Request };
+/// assert_eq!((before.class(), after.class()), (FailureClass::NotSent, FailureClass::Ambiguous));
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Phase {
     /// Connecting: no request byte reached the server.
@@ -16,6 +24,14 @@ pub enum Phase {
 }
 
 /// What a failure means for a retry (DESIGN §2.5).
+///
+/// ```
+/// use a2a_protocol_client::{ClientError, FailureClass};
+///
+/// assert_eq!(ClientError::StreamCut.class(), FailureClass::Ambiguous);
+/// let gateway = ClientError::Http { status: 502, body: String::new(), retry_after: None };
+/// assert_eq!(gateway.class(), FailureClass::Ambiguous, "a proxy may have forwarded it");
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FailureClass {
     /// The request never reached the server: any call may be retried.
@@ -31,6 +47,15 @@ pub enum FailureClass {
 }
 
 /// A failed call.
+///
+/// ```
+/// use a2a_protocol_client::ClientError;
+/// use a2a_protocol_types::{A2aError, ErrorKind};
+///
+/// let error = ClientError::Agent(A2aError::task_not_found("t-1"));
+/// assert_eq!(error.kind(), Some(ErrorKind::TaskNotFound));
+/// assert!(error.to_string().starts_with("the agent answered TASK_NOT_FOUND"));
+/// ```
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ClientError {
@@ -74,6 +99,18 @@ pub enum ClientError {
 
 impl ClientError {
     /// What the failure means for a retry.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// use a2a_protocol_client::{ClientError, FailureClass};
+    /// use a2a_protocol_types::A2aError;
+    ///
+    /// let busy = ClientError::Agent(A2aError::resource_exhausted("full", Duration::from_secs(2)));
+    /// assert_eq!(busy.class(), FailureClass::Refused(Some(Duration::from_secs(2))));
+    /// let answer = ClientError::Agent(A2aError::invalid_params("no parts"));
+    /// assert_eq!(answer.class(), FailureClass::Final);
+    /// ```
     pub fn class(&self) -> FailureClass {
         match self {
             ClientError::Agent(error) if error.kind == ErrorKind::ResourceExhausted => {
@@ -104,6 +141,12 @@ impl ClientError {
     }
 
     /// The A2A error type, when the agent answered with one.
+    ///
+    /// ```
+    /// use a2a_protocol_client::ClientError;
+    ///
+    /// assert_eq!(ClientError::StreamCut.kind(), None, "not an answer from the agent");
+    /// ```
     pub fn kind(&self) -> Option<ErrorKind> {
         match self {
             ClientError::Agent(error) => Some(error.kind),

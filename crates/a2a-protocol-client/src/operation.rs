@@ -3,6 +3,13 @@
 use a2a_protocol_types::jsonrpc::methods;
 
 /// An A2A operation.
+///
+/// ```
+/// use a2a_protocol_client::Operation;
+///
+/// assert!(Operation::CancelTask.is_repeatable());
+/// assert!(!Operation::SendMessage.is_repeatable());
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Operation {
     /// `SendMessage`.
@@ -31,6 +38,12 @@ pub enum Operation {
 
 impl Operation {
     /// The JSON-RPC method name.
+    ///
+    /// ```
+    /// use a2a_protocol_client::Operation;
+    ///
+    /// assert_eq!(Operation::SendStreamingMessage.method(), "SendStreamingMessage");
+    /// ```
     pub fn method(self) -> &'static str {
         match self {
             Operation::SendMessage => methods::SEND_MESSAGE,
@@ -54,6 +67,13 @@ impl Operation {
     }
 
     /// Whether doing it twice has the effect of doing it once: reads, cancels, deletes.
+    ///
+    /// ```
+    /// use a2a_protocol_client::Operation;
+    ///
+    /// assert!(Operation::GetTask.is_repeatable());
+    /// assert!(!Operation::CreateTaskPushNotificationConfig.is_repeatable(), "it would make two");
+    /// ```
     pub fn is_repeatable(self) -> bool {
         matches!(
             self,
@@ -69,6 +89,12 @@ impl Operation {
     }
 
     /// Whether it sends a message.
+    ///
+    /// ```
+    /// use a2a_protocol_client::Operation;
+    ///
+    /// assert!(Operation::SendMessage.is_send() && !Operation::GetTask.is_send());
+    /// ```
     pub fn is_send(self) -> bool {
         matches!(
             self,

@@ -12,6 +12,15 @@ use crate::error::{ClientError, FailureClass};
 use crate::operation::Operation;
 
 /// How to retry failed calls.
+///
+/// ```
+/// use std::time::Duration;
+///
+/// use a2a_protocol_client::RetryPolicy;
+///
+/// let policy = RetryPolicy::default();
+/// assert_eq!((policy.max_attempts, policy.deadline), (4, Duration::from_secs(30)));
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct RetryPolicy {
@@ -38,29 +47,67 @@ impl Default for RetryPolicy {
 
 impl RetryPolicy {
     /// The default policy.
+    ///
+    /// ```
+    /// use a2a_protocol_client::RetryPolicy;
+    ///
+    /// assert_eq!(RetryPolicy::new(), RetryPolicy::default());
+    /// ```
     pub fn new() -> Self {
         Self::default()
     }
 
     /// Sets [`RetryPolicy::max_attempts`] (at least 1).
+    ///
+    /// ```
+    /// use a2a_protocol_client::RetryPolicy;
+    ///
+    /// assert_eq!(RetryPolicy::new().with_max_attempts(0).max_attempts, 1, "the first attempt always runs");
+    /// ```
     pub fn with_max_attempts(mut self, attempts: u32) -> Self {
         self.max_attempts = attempts.max(1);
         self
     }
 
     /// Sets [`RetryPolicy::initial_backoff`].
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// use a2a_protocol_client::RetryPolicy;
+    ///
+    /// let policy = RetryPolicy::new().with_initial_backoff(Duration::from_millis(50));
+    /// assert!(policy.backoff(0) <= Duration::from_millis(50));
+    /// ```
     pub fn with_initial_backoff(mut self, backoff: Duration) -> Self {
         self.initial_backoff = backoff;
         self
     }
 
     /// Sets [`RetryPolicy::max_backoff`].
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// use a2a_protocol_client::RetryPolicy;
+    ///
+    /// let policy = RetryPolicy::new().with_max_backoff(Duration::from_secs(1));
+    /// assert!(policy.backoff(20) <= Duration::from_secs(1));
+    /// ```
     pub fn with_max_backoff(mut self, backoff: Duration) -> Self {
         self.max_backoff = backoff;
         self
     }
 
     /// Sets [`RetryPolicy::deadline`].
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// use a2a_protocol_client::RetryPolicy;
+    ///
+    /// assert_eq!(RetryPolicy::new().with_deadline(Duration::from_secs(5)).deadline.as_secs(), 5);
+    /// ```
     pub fn with_deadline(mut self, deadline: Duration) -> Self {
         self.deadline = deadline;
         self
@@ -68,6 +115,17 @@ impl RetryPolicy {
 
     /// The pause before retry number `retry` (0 for the first retry): exponential, capped, with
     /// full jitter from the OS random number generator.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// use a2a_protocol_client::RetryPolicy;
+    ///
+    /// let policy = RetryPolicy::new(); // 200 ms, doubling, capped at 5 s
+    /// assert!(policy.backoff(0) <= Duration::from_millis(200));
+    /// assert!(policy.backoff(2) <= Duration::from_millis(800));
+    /// assert!(policy.backoff(10) <= Duration::from_secs(5));
+    /// ```
     pub fn backoff(&self, retry: u32) -> Duration {
         let ceiling = self
             .initial_backoff

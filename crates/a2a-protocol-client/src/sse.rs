@@ -2,6 +2,14 @@
 //! `retry` fields, comments (keep-alives) skipped, and `\n`, `\r\n` or `\r` line ends.
 
 /// One dispatched event.
+///
+/// ```
+/// use a2a_protocol_client::sse::SseParser;
+///
+/// let events = SseParser::new().feed(b"event: update\nid: 7\ndata: {\"a\":1}\n\n");
+/// assert_eq!(events[0].event.as_deref(), Some("update"));
+/// assert_eq!((events[0].id.as_deref(), events[0].data.as_str()), (Some("7"), "{\"a\":1}"));
+/// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SseEvent {
     /// The `event` field, if any.
@@ -15,6 +23,15 @@ pub struct SseEvent {
 }
 
 /// Feeds bytes in, takes events out.
+///
+/// ```
+/// use a2a_protocol_client::sse::SseParser;
+///
+/// let mut parser = SseParser::new();
+/// assert!(parser.feed(b": keep-alive\n\ndata: par").is_empty(), "a comment, then half an event");
+/// let events = parser.feed(b"t one\r\ndata: part two\r\n\r\n");
+/// assert_eq!(events[0].data, "part one\npart two");
+/// ```
 #[derive(Debug, Default)]
 pub struct SseParser {
     buffer: Vec<u8>,
@@ -26,11 +43,25 @@ pub struct SseParser {
 
 impl SseParser {
     /// A parser at the start of a stream.
+    ///
+    /// ```
+    /// use a2a_protocol_client::sse::SseParser;
+    ///
+    /// assert!(SseParser::new().feed(b"").is_empty());
+    /// ```
     pub fn new() -> Self {
         Self::default()
     }
 
     /// Feeds `bytes`; returns the events they complete.
+    ///
+    /// ```
+    /// use a2a_protocol_client::sse::SseParser;
+    ///
+    /// let mut parser = SseParser::new();
+    /// let events = parser.feed(b"data: 1\n\ndata: 2\n\nretry: 3000\n");
+    /// assert_eq!(events.iter().map(|e| e.data.as_str()).collect::<Vec<_>>(), ["1", "2"]);
+    /// ```
     pub fn feed(&mut self, bytes: &[u8]) -> Vec<SseEvent> {
         let mut events = Vec::new();
         for &byte in bytes {

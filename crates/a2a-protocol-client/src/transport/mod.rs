@@ -19,9 +19,28 @@ use crate::operation::Operation;
 use crate::sse::SseParser;
 
 /// Adds headers (say, `Authorization`) to every request.
+///
+/// ```
+/// use std::sync::Arc;
+///
+/// use a2a_protocol_client::{AuthHook, ClientBuilder};
+///
+/// let hook: AuthHook = Arc::new(|headers: &mut http::HeaderMap| {
+///     headers.insert("x-api-key", http::HeaderValue::from_static("k-123"));
+/// });
+/// let client = ClientBuilder::new("http://127.0.0.1:8080").with_auth(hook).build().unwrap();
+/// # let _ = client;
+/// ```
 pub type AuthHook = Arc<dyn Fn(&mut HeaderMap) + Send + Sync>;
 
 /// Which binding a client speaks.
+///
+/// ```
+/// use a2a_protocol_client::{Binding, ClientBuilder};
+///
+/// let client = ClientBuilder::new("http://127.0.0.1:8080").with_binding(Binding::HttpJson).build();
+/// assert!(client.is_ok());
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Binding {
     /// JSON-RPC 2.0 (`JSONRPC`).
@@ -32,6 +51,12 @@ pub enum Binding {
 
 impl Binding {
     /// The card's `protocolBinding` name.
+    ///
+    /// ```
+    /// use a2a_protocol_client::Binding;
+    ///
+    /// assert_eq!((Binding::JsonRpc.name(), Binding::HttpJson.name()), ("JSONRPC", "HTTP+JSON"));
+    /// ```
     pub fn name(self) -> &'static str {
         match self {
             Binding::JsonRpc => a2a_protocol_types::agent_card::BINDING_JSONRPC,
