@@ -94,7 +94,8 @@ impl Chaos {
     }
 }
 
-/// How many connections met each fault.
+/// What connections met, as it happened: a planned cut that falls past the end of its answer
+/// counts as passed, and a stream cut planned for a plain answer cuts it where its body starts.
 ///
 /// ```
 /// use a2a_cli::fault_proxy::FaultCounts;
@@ -118,7 +119,7 @@ pub struct FaultCounts {
 }
 
 impl FaultCounts {
-    /// Connections that met a fault.
+    /// Connections that were broken.
     ///
     /// ```
     /// use a2a_cli::fault_proxy::{Fault, FaultProxy};
@@ -140,13 +141,13 @@ impl FaultCounts {
         self.refused + self.cut_before_response + self.cut_mid_response + self.cut_mid_stream
     }
 
-    fn record(&mut self, fault: Fault) {
-        match fault {
-            Fault::Pass => self.passed += 1,
-            Fault::Refuse => self.refused += 1,
-            Fault::CutBeforeResponse => self.cut_before_response += 1,
-            Fault::CutAfterBytes(_) => self.cut_mid_response += 1,
-            Fault::CutAfterEvents(_) => self.cut_mid_stream += 1,
+    fn record(&mut self, outcome: Outcome) {
+        match outcome {
+            Outcome::Passed => self.passed += 1,
+            Outcome::Refused => self.refused += 1,
+            Outcome::CutBeforeResponse => self.cut_before_response += 1,
+            Outcome::CutMidResponse => self.cut_mid_response += 1,
+            Outcome::CutMidStream => self.cut_mid_stream += 1,
         }
     }
 }
@@ -160,7 +161,7 @@ struct Planner {
 
 impl Planner {
     fn next(&mut self) -> Fault {
-        let fault = self.plan.pop_front().unwrap_or_else(|| {
+        self.plan.pop_front().unwrap_or_else(|| {
             let Some((rate, rng)) = &mut self.chaos else {
                 return Fault::Pass;
             };
@@ -174,9 +175,7 @@ impl Planner {
                 2 => Fault::CutAfterBytes(1 + rng.below(400) as usize),
                 _ => Fault::CutAfterEvents(1 + rng.below(2) as usize),
             }
-        });
-        self.counts.record(fault);
-        fault
+        })
     }
 }
 
@@ -230,7 +229,11 @@ impl FaultProxy {
             while let Ok((client, _)) = listener.accept().await {
                 count.fetch_add(1, Ordering::SeqCst);
                 let fault = lock(&planner_for_loop).next();
-                tokio::spawn(relay(client, upstream, fault));
+                let planner = Arc::clone(&planner_for_loop);
+                tokio::spawn(async move {
+                    let outcome = relay(client, upstream, fault).await;
+                    lock(&planner).counts.record(outcome);
+                });
             }
         });
         Ok(Self {
@@ -331,7 +334,7 @@ impl FaultProxy {
         self.connections.load(Ordering::SeqCst)
     }
 
-    /// How many connections met each fault so far.
+    /// What the connections so far met (those still open are not counted yet).
     ///
     /// ```
     /// use a2a_cli::fault_proxy::FaultProxy;
@@ -360,12 +363,12 @@ fn lock(planner: &Mutex<Planner>) -> std::sync::MutexGuard<'_, Planner> {
     planner.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-async fn relay(client: TcpStream, upstream: SocketAddr, fault: Fault) {
+async fn relay(client: TcpStream, upstream: SocketAddr, fault: Fault) -> Outcome {
     if fault == Fault::Refuse {
-        return;
+        return Outcome::Refused;
     }
     let Ok(server) = TcpStream::connect(upstream).await else {
-        return;
+        return Outcome::Refused;
     };
     let _ = client.set_nodelay(true);
     let _ = server.set_nodelay(true);
@@ -376,18 +379,34 @@ async fn relay(client: TcpStream, upstream: SocketAddr, fault: Fault) {
     });
     let mut cut = Cut::new(fault);
     let mut buffer = vec![0u8; 16 * 1024];
+    let mut outcome = Outcome::Passed;
     loop {
         let n = match server_read.read(&mut buffer).await {
             Ok(0) | Err(_) => break,
             Ok(n) => n,
         };
-        let (forward, stop) = cut.admit(&buffer[..n]);
-        if client_write.write_all(&buffer[..forward]).await.is_err() || stop {
+        let (forward, broken) = cut.admit(&buffer[..n]);
+        if client_write.write_all(&buffer[..forward]).await.is_err() {
+            break;
+        }
+        if let Some(broken) = broken {
+            outcome = broken;
             break;
         }
     }
     let _ = client_write.flush().await;
     requests.abort();
+    outcome
+}
+
+/// What a connection actually met (a planned cut past the end of the answer passes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Outcome {
+    Passed,
+    Refused,
+    CutBeforeResponse,
+    CutMidResponse,
+    CutMidStream,
 }
 
 /// Tracks how much of the answer a fault lets through.
@@ -395,8 +414,9 @@ struct Cut {
     fault: Fault,
     bytes_seen: usize,
     events_seen: usize,
-    in_body: bool,
-    tail: [u8; 4],
+    /// The answer's status line and headers, until they end.
+    head: Option<Vec<u8>>,
+    previous: u8,
 }
 
 impl Cut {
@@ -405,39 +425,50 @@ impl Cut {
             fault,
             bytes_seen: 0,
             events_seen: 0,
-            in_body: false,
-            tail: [0; 4],
+            head: Some(Vec::new()),
+            previous: 0,
         }
     }
 
-    /// How many bytes of `chunk` to forward, and whether to cut the connection after them.
-    fn admit(&mut self, chunk: &[u8]) -> (usize, bool) {
+    /// How many bytes of `chunk` to forward, and the break made after them, if any.
+    fn admit(&mut self, chunk: &[u8]) -> (usize, Option<Outcome>) {
         match self.fault {
-            Fault::Pass | Fault::Refuse => (chunk.len(), false),
-            Fault::CutBeforeResponse => (0, true),
+            Fault::Pass | Fault::Refuse => (chunk.len(), None),
+            Fault::CutBeforeResponse => (0, Some(Outcome::CutBeforeResponse)),
             Fault::CutAfterBytes(limit) => {
                 let left = limit.saturating_sub(self.bytes_seen);
                 self.bytes_seen += chunk.len();
                 if chunk.len() >= left {
-                    (left, true)
+                    (left, Some(Outcome::CutMidResponse))
                 } else {
-                    (chunk.len(), false)
+                    (chunk.len(), None)
                 }
             }
             Fault::CutAfterEvents(limit) => {
                 for (i, &byte) in chunk.iter().enumerate() {
-                    self.tail.rotate_left(1);
-                    self.tail[3] = byte;
-                    if !self.in_body {
-                        self.in_body = &self.tail == b"\r\n\r\n";
-                    } else if self.tail[2..] == *b"\n\n" {
+                    if let Some(head) = &mut self.head {
+                        head.push(byte);
+                        if head.ends_with(b"\r\n\r\n") {
+                            let lower = head.to_ascii_lowercase();
+                            let streaming = lower.windows(17).any(|w| w == b"text/event-stream");
+                            self.head = None;
+                            if !streaming {
+                                // Not a stream: cut where its body would start.
+                                return (i + 1, Some(Outcome::CutMidResponse));
+                            }
+                        }
+                        continue;
+                    }
+                    let ends_event = byte == b'\n' && self.previous == b'\n';
+                    self.previous = byte;
+                    if ends_event {
                         self.events_seen += 1;
                         if self.events_seen == limit {
-                            return (i + 1, true);
+                            return (i + 1, Some(Outcome::CutMidStream));
                         }
                     }
                 }
-                (chunk.len(), false)
+                (chunk.len(), None)
             }
         }
     }
@@ -471,16 +502,40 @@ mod tests {
     #[test]
     fn a_byte_limit_spanning_chunks_forwards_exactly_that_many_bytes() {
         let mut cut = Cut::new(Fault::CutAfterBytes(10));
-        assert_eq!(cut.admit(b"HTTP/1"), (6, false));
-        assert_eq!(cut.admit(b".1 200 OK\r\n"), (4, true));
+        assert_eq!(cut.admit(b"HTTP/1"), (6, None));
+        assert_eq!(
+            cut.admit(b".1 200 OK\r\n"),
+            (4, Some(Outcome::CutMidResponse))
+        );
     }
 
     #[test]
     fn an_event_limit_counts_blank_lines_after_the_headers_only() {
+        let mut cut = Cut::new(Fault::CutAfterEvents(2));
+        let answer =
+            b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\r\ndata: 1\n\ndata: 2\n\ndata: 3\n\n";
+        let second_event_end = answer.len() - b"data: 3\n\n".len();
+        // Fed a byte at a time, so no event boundary depends on a chunk boundary.
+        let mut forwarded = 0;
+        for byte in answer.chunks(1) {
+            let (n, broken) = cut.admit(byte);
+            forwarded += n;
+            if let Some(broken) = broken {
+                assert_eq!(broken, Outcome::CutMidStream);
+                break;
+            }
+        }
+        assert_eq!(forwarded, second_event_end);
+    }
+
+    #[test]
+    fn a_stream_cut_planned_for_a_plain_answer_cuts_where_its_body_starts() {
         let mut cut = Cut::new(Fault::CutAfterEvents(1));
-        let answer = b"HTTP/1.1 200 OK\r\nA: b\r\n\r\ndata: 1\n\ndata: 2\n\n";
-        let first_event_end = answer.len() - b"data: 2\n\n".len();
-        assert_eq!(cut.admit(answer), (first_event_end, true));
+        let answer = b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n{}";
+        assert_eq!(
+            cut.admit(answer),
+            (answer.len() - 2, Some(Outcome::CutMidResponse))
+        );
     }
 
     #[test]
@@ -491,12 +546,16 @@ mod tests {
                 chaos: Some((0.3, SplitMix64(seed))),
                 counts: FaultCounts::default(),
             };
-            let faults: Vec<Fault> = (0..10_000).map(|_| planner.next()).collect();
-            (faults, planner.counts)
+            (0..10_000).map(|_| planner.next()).collect::<Vec<Fault>>()
         };
-        let (first, counts) = draw(7);
-        assert_eq!(first, draw(7).0);
-        assert!((2_700..3_300).contains(&counts.faulted()), "{counts:?}");
-        assert!(counts.refused > 0 && counts.cut_mid_response > 0 && counts.cut_mid_stream > 0);
+        let faults = draw(7);
+        assert_eq!(faults, draw(7));
+        let broken = faults.iter().filter(|f| **f != Fault::Pass).count();
+        assert!((2_700..3_300).contains(&broken), "{broken}");
+        for kind in [Fault::Refuse, Fault::CutBeforeResponse] {
+            assert!(faults.contains(&kind), "{kind:?} is drawn");
+        }
+        assert!(faults.iter().any(|f| matches!(f, Fault::CutAfterBytes(_))));
+        assert!(faults.iter().any(|f| matches!(f, Fault::CutAfterEvents(_))));
     }
 }

@@ -1,0 +1,255 @@
+//! A closed-loop HTTP/1.1 load generator: `concurrency` keep-alive connections, each sending
+//! the next request as soon as the previous answer is in. Requests are pre-built bytes with the
+//! message id (and key) patched in place, and answers are read with just enough parsing to find
+//! their end, so one core of generator can outrun one core of server.
+
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+/// Which binding the requests speak.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Binding {
+    JsonRpc,
+    HttpJson,
+}
+
+impl Binding {
+    pub fn name(self) -> &'static str {
+        match self {
+            Binding::JsonRpc => "JSON-RPC",
+            Binding::HttpJson => "HTTP+JSON",
+        }
+    }
+}
+
+/// One load: what to send, how many at once, for how long.
+#[derive(Clone, Copy, Debug)]
+pub struct Load {
+    pub binding: Binding,
+    pub keyed: bool,
+    pub concurrency: usize,
+    pub duration: Duration,
+    /// Stop after this many requests in all (None: run for `duration`).
+    pub max_requests: Option<u64>,
+}
+
+/// What a load measured.
+#[derive(Clone, Debug, Default)]
+pub struct Measured {
+    pub requests: u64,
+    pub errors: u64,
+    pub elapsed: Duration,
+    pub p50_us: u64,
+    pub p99_us: u64,
+}
+
+impl Measured {
+    pub fn rps(&self) -> f64 {
+        self.requests as f64 / self.elapsed.as_secs_f64()
+    }
+}
+
+const ID_LEN: usize = 32;
+const ID_MARK: &str = "IIIIIIIIIIIIIIIIIIIIIIIIIIIIIIII";
+const KEY_MARK: &str = "KKKKKKKKKKKKKKKKKKKKKKKKKKKKKKKK";
+
+/// The request bytes, and where to patch the message id and key.
+struct Template {
+    bytes: Vec<u8>,
+    id_at: usize,
+    key_at: Option<usize>,
+}
+
+fn template(binding: Binding, keyed: bool) -> Template {
+    let metadata = if keyed {
+        format!(r#","metadata":{{"a2a-rust.com/idempotency-key":"{KEY_MARK}"}}"#)
+    } else {
+        String::new()
+    };
+    let message = format!(
+        r#"{{"messageId":"{ID_MARK}","role":"ROLE_USER","parts":[{{"text":"hello, agent"}}]{metadata}}}"#
+    );
+    let (path, body) = match binding {
+        Binding::JsonRpc => (
+            "/",
+            format!(
+                r#"{{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{{"message":{message}}}}}"#
+            ),
+        ),
+        Binding::HttpJson => ("/message:send", format!(r#"{{"message":{message}}}"#)),
+    };
+    let text = format!(
+        "POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
+         A2A-Version: 1.0\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    let id_at = text.find(ID_MARK).expect("the id mark");
+    let key_at = keyed.then(|| text.find(KEY_MARK).expect("the key mark"));
+    Template {
+        bytes: text.into_bytes(),
+        id_at,
+        key_at,
+    }
+}
+
+fn write_hex(out: &mut [u8], mut value: u128) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    for byte in out.iter_mut().rev() {
+        *byte = HEX[(value & 0xf) as usize];
+        value >>= 4;
+    }
+}
+
+/// Runs `load` against `addr` on the current runtime.
+pub async fn run(addr: SocketAddr, load: Load, run_id: u64) -> Measured {
+    let started = Instant::now();
+    let deadline = started + load.duration;
+    let per_connection = load
+        .max_requests
+        .map(|n| n.div_ceil(load.concurrency as u64));
+    let mut tasks = Vec::with_capacity(load.concurrency);
+    for connection in 0..load.concurrency {
+        let prefix = (u128::from(run_id) << 64) | ((connection as u128) << 40);
+        tasks.push(tokio::spawn(connection_loop(
+            addr,
+            load,
+            prefix,
+            deadline,
+            per_connection,
+        )));
+    }
+    let mut latencies = Vec::new();
+    let mut errors = 0;
+    for task in tasks {
+        let (mut lat, errs) = task.await.unwrap_or_default();
+        latencies.append(&mut lat);
+        errors += errs;
+    }
+    let elapsed = started.elapsed();
+    latencies.sort_unstable();
+    let pick = |q: f64| {
+        latencies
+            .get(((latencies.len() as f64 * q) as usize).min(latencies.len().saturating_sub(1)))
+            .copied()
+            .unwrap_or(0) as u64
+    };
+    Measured {
+        requests: latencies.len() as u64,
+        errors,
+        elapsed,
+        p50_us: pick(0.50),
+        p99_us: pick(0.99),
+    }
+}
+
+/// One connection's loop; reconnects after an error. Returns latencies (µs) and error count.
+async fn connection_loop(
+    addr: SocketAddr,
+    load: Load,
+    prefix: u128,
+    deadline: Instant,
+    limit: Option<u64>,
+) -> (Vec<u32>, u64) {
+    let mut request = template(load.binding, load.keyed);
+    let mut latencies = Vec::with_capacity(64 * 1024);
+    let mut errors = 0u64;
+    let mut buffer = vec![0u8; 64 * 1024];
+    let mut sequence: u128 = 0;
+    let mut stream = None;
+    while Instant::now() < deadline && limit.is_none_or(|n| (latencies.len() as u64) < n) {
+        let conn = match &mut stream {
+            Some(conn) => conn,
+            None => match TcpStream::connect(addr).await {
+                Ok(conn) => {
+                    let _ = conn.set_nodelay(true);
+                    stream.insert(conn)
+                }
+                Err(_) => {
+                    errors += 1;
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                    continue;
+                }
+            },
+        };
+        sequence += 1;
+        let unique = prefix | sequence;
+        write_hex(
+            &mut request.bytes[request.id_at..request.id_at + ID_LEN],
+            unique,
+        );
+        if let Some(at) = request.key_at {
+            write_hex(
+                &mut request.bytes[at..at + ID_LEN],
+                unique ^ (0xA5u128 << 120),
+            );
+        }
+        let sent = Instant::now();
+        let ok = exchange(conn, &request.bytes, &mut buffer).await;
+        match ok {
+            Ok(true) => latencies.push(sent.elapsed().as_micros().min(u32::MAX as u128) as u32),
+            Ok(false) => errors += 1,
+            Err(_) => {
+                errors += 1;
+                stream = None;
+            }
+        }
+    }
+    (latencies, errors)
+}
+
+/// Sends one request and reads its answer; `Ok(true)` for a 200 holding a completed task.
+async fn exchange(
+    conn: &mut TcpStream,
+    request: &[u8],
+    buffer: &mut Vec<u8>,
+) -> std::io::Result<bool> {
+    conn.write_all(request).await?;
+    let mut filled = 0;
+    let (head_end, body_len) = loop {
+        if filled == buffer.len() {
+            buffer.resize(buffer.len() * 2, 0);
+        }
+        let n = conn.read(&mut buffer[filled..]).await?;
+        if n == 0 {
+            return Err(std::io::ErrorKind::UnexpectedEof.into());
+        }
+        filled += n;
+        if let Some(end) = find(&buffer[..filled], b"\r\n\r\n") {
+            let head = &buffer[..end];
+            let length = content_length(head)
+                .ok_or_else(|| std::io::Error::other("an answer without Content-Length"))?;
+            break (end + 4, length);
+        }
+    };
+    let total = head_end + body_len;
+    if buffer.len() < total {
+        buffer.resize(total, 0);
+    }
+    while filled < total {
+        let n = conn.read(&mut buffer[filled..total]).await?;
+        if n == 0 {
+            return Err(std::io::ErrorKind::UnexpectedEof.into());
+        }
+        filled += n;
+    }
+    let ok = buffer.starts_with(b"HTTP/1.1 200")
+        && find(&buffer[head_end..total], b"TASK_STATE_COMPLETED").is_some();
+    Ok(ok)
+}
+
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack.windows(needle.len()).position(|w| w == needle)
+}
+
+fn content_length(head: &[u8]) -> Option<usize> {
+    let text = std::str::from_utf8(head).ok()?;
+    text.lines().find_map(|line| {
+        let (name, value) = line.split_once(':')?;
+        name.eq_ignore_ascii_case("content-length")
+            .then(|| value.trim().parse().ok())
+            .flatten()
+    })
+}

@@ -1,0 +1,304 @@
+//! The load benchmark: `SendMessage` to the echo agent over JSON-RPC and HTTP+JSON, at
+//! concurrency 1, 16 and 64, keyed and unkeyed, on the in-memory, SQLite and PostgreSQL stores;
+//! beside it a floor (a bare axum route) and the Python `a2a-sdk` echo server. Servers run
+//! pinned to core 0 and this generator to core 1; every configuration gets a fresh server,
+//! a warm-up, and a measurement, and the servers are interleaved over several rounds.
+//!
+//! Then two memory runs on the in-memory store with its default limits: resident memory after
+//! 100 000 and after 1 000 000 sends, and what 100 000 held idempotency keys cost.
+//!
+//! `cargo bench -p a2a-cli --bench load` writes `benches/results/load.md` and `load.svg`.
+//! Settings: `A2A_BENCH_ROUNDS` (2), `A2A_BENCH_SECONDS` (3), `A2A_BENCH_POSTGRES_URL`
+//! (`postgres://postgres@127.0.0.1:5432/test`), `A2A_BENCH_QUICK=1` (one round, short runs,
+//! small memory runs: a smoke test of the harness, not figures to report), `A2A_BENCH_ONLY`
+//! (measure only the servers whose label contains it, and skip the memory runs).
+
+mod floor;
+mod generator;
+mod report;
+mod servers;
+
+use std::time::Duration;
+
+use generator::{Binding, Load, Measured};
+use servers::Kind;
+
+/// One configuration's figures from one round.
+#[derive(Clone, Debug)]
+pub struct Sample {
+    pub kind: Kind,
+    pub binding: Binding,
+    pub keyed: bool,
+    pub concurrency: usize,
+    pub measured: Measured,
+    pub peak_rss_kib: u64,
+}
+
+/// The memory runs' figures.
+#[derive(Clone, Debug, Default)]
+pub struct MemoryRuns {
+    pub rss_after_100k_kib: u64,
+    pub rss_after_1m_kib: u64,
+    pub unkeyed_baseline_kib: u64,
+    pub after_100k_keys_kib: u64,
+    pub sends_small: u64,
+    pub sends_large: u64,
+    pub keys: u64,
+}
+
+const CONCURRENCY: [usize; 3] = [1, 16, 64];
+const BINDINGS: [Binding; 2] = [Binding::JsonRpc, Binding::HttpJson];
+/// Sends per measurement at most; keeps a keyed run under the in-memory key cap (100 000).
+const MAX_MEASURED: u64 = 60_000;
+
+struct Settings {
+    rounds: usize,
+    seconds: f64,
+    postgres: String,
+    quick: bool,
+}
+
+fn settings() -> Settings {
+    let quick = std::env::var("A2A_BENCH_QUICK").is_ok_and(|v| v == "1");
+    let number = |name: &str, default: f64| {
+        std::env::var(name)
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(default)
+    };
+    Settings {
+        rounds: if quick {
+            1
+        } else {
+            number("A2A_BENCH_ROUNDS", 2.0) as usize
+        },
+        seconds: if quick {
+            0.5
+        } else {
+            number("A2A_BENCH_SECONDS", 3.0)
+        },
+        postgres: std::env::var("A2A_BENCH_POSTGRES_URL")
+            .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".into()),
+        quick,
+    }
+}
+
+/// The configurations each server kind is measured in.
+fn cells(kind: &Kind) -> Vec<(Binding, bool, usize)> {
+    let mut cells = Vec::new();
+    for binding in BINDINGS {
+        if *kind == Kind::Floor && binding != Binding::JsonRpc {
+            continue;
+        }
+        for keyed in [false, true] {
+            if keyed && !matches!(kind, Kind::Ours(_)) {
+                continue;
+            }
+            for concurrency in CONCURRENCY {
+                cells.push((binding, keyed, concurrency));
+            }
+        }
+    }
+    cells
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if let Some(at) = args.iter().position(|a| a == "--floor-server") {
+        let port = args[at + 1].parse().expect("a port");
+        floor::serve(port);
+        return;
+    }
+    let settings = settings();
+    let machine = machine_description();
+    pin_to_generator_core();
+    ensure_python_peer();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    let only = std::env::var("A2A_BENCH_ONLY").unwrap_or_default();
+    let kinds: Vec<Kind> = [
+        Kind::Ours("memory"),
+        Kind::Floor,
+        Kind::Ours("sqlite"),
+        Kind::Python,
+        Kind::Ours("postgres"),
+    ]
+    .into_iter()
+    .filter(|kind| kind.label().contains(only.as_str()))
+    .collect();
+    let mut samples = Vec::new();
+    let mut run_id = 1u64;
+    for round in 0..settings.rounds {
+        // Each round visits every server; the starting point rotates so no server always
+        // runs first or last.
+        for offset in 0..kinds.len() {
+            let kind = &kinds[(offset + round) % kinds.len()];
+            for (binding, keyed, concurrency) in cells(kind) {
+                let postgres = runtime.block_on(fresh_schema(&settings.postgres, kind));
+                let server = servers::start(kind, &postgres);
+                let load = |duration, max| Load {
+                    binding,
+                    keyed,
+                    concurrency,
+                    duration,
+                    max_requests: max,
+                };
+                let warm = Duration::from_secs_f64((settings.seconds / 6.0).max(0.25));
+                run_id += 1;
+                runtime.block_on(generator::run(server.addr, load(warm, Some(5_000)), run_id));
+                run_id += 1;
+                let measured = runtime.block_on(generator::run(
+                    server.addr,
+                    load(
+                        Duration::from_secs_f64(settings.seconds),
+                        Some(MAX_MEASURED),
+                    ),
+                    run_id,
+                ));
+                let sample = Sample {
+                    kind: kind.clone(),
+                    binding,
+                    keyed,
+                    concurrency,
+                    peak_rss_kib: server.peak_rss_kib(),
+                    measured,
+                };
+                eprintln!(
+                    "round {} {:<28} {:<9} {:<7} c={:<3} {:>9.0} req/s  p50 {:>6} µs  p99 {:>7} µs  errors {}  peak RSS {} KiB",
+                    round + 1,
+                    sample.kind.label(),
+                    binding.name(),
+                    if keyed { "keyed" } else { "unkeyed" },
+                    concurrency,
+                    sample.measured.rps(),
+                    sample.measured.p50_us,
+                    sample.measured.p99_us,
+                    sample.measured.errors,
+                    sample.peak_rss_kib,
+                );
+                samples.push(sample);
+                drop(server);
+            }
+        }
+    }
+    if !only.is_empty() {
+        return;
+    }
+    let memory = runtime.block_on(memory_runs(&settings));
+    eprintln!("{memory:?}");
+    let dir = servers::workspace().join("benches/results");
+    std::fs::create_dir_all(&dir).expect("benches/results");
+    std::fs::write(
+        dir.join("load.md"),
+        report::markdown(
+            &samples,
+            &memory,
+            settings.rounds,
+            settings.seconds,
+            &machine,
+        ),
+    )
+    .expect("write load.md");
+    std::fs::write(dir.join("load.svg"), report::chart(&samples)).expect("write load.svg");
+    eprintln!("wrote {}", dir.display());
+}
+
+/// Resident memory of one in-memory server with default limits: after 100 000 and 1 000 000
+/// unkeyed sends (finished tasks are capped at 10 000), then what 100 000 keyed sends add.
+async fn memory_runs(settings: &Settings) -> MemoryRuns {
+    let scale = if settings.quick { 100 } else { 1 };
+    let (small, large, keys) = (100_000 / scale, 1_000_000 / scale, 100_000 / scale);
+    let mut runs = MemoryRuns {
+        sends_small: small,
+        sends_large: large,
+        keys,
+        ..MemoryRuns::default()
+    };
+    let sends = |keyed, n| Load {
+        binding: Binding::JsonRpc,
+        keyed,
+        concurrency: 16,
+        duration: Duration::from_secs(3600),
+        max_requests: Some(n),
+    };
+    let server = servers::start(&Kind::Ours("memory"), "");
+    let settle = || tokio::time::sleep(Duration::from_millis(500));
+    generator::run(server.addr, sends(false, small), 1_000).await;
+    settle().await;
+    runs.rss_after_100k_kib = server.rss_kib();
+    generator::run(server.addr, sends(false, large - small), 1_001).await;
+    settle().await;
+    runs.rss_after_1m_kib = server.rss_kib();
+    drop(server);
+
+    let server = servers::start(&Kind::Ours("memory"), "");
+    // Fill the task store to its cap first, so what follows measures the keys alone.
+    generator::run(server.addr, sends(false, keys), 1_002).await;
+    settle().await;
+    runs.unkeyed_baseline_kib = server.rss_kib();
+    let keyed = generator::run(server.addr, sends(true, keys), 1_003).await;
+    assert_eq!(keyed.errors, 0, "every keyed send was taken");
+    settle().await;
+    runs.after_100k_keys_kib = server.rss_kib();
+    runs
+}
+
+/// A fresh PostgreSQL schema for each PostgreSQL server, so no run sees another's rows.
+async fn fresh_schema(url: &str, kind: &Kind) -> String {
+    if *kind != Kind::Ours("postgres") {
+        return String::new();
+    }
+    use sqlx::Executor as _;
+    let admin = sqlx::PgPool::connect(url)
+        .await
+        .expect("PostgreSQL is reachable (set A2A_BENCH_POSTGRES_URL)");
+    let schema = format!("a2a_bench_{}", uuid::Uuid::new_v4().simple());
+    admin
+        .execute(format!("CREATE SCHEMA {schema}").as_str())
+        .await
+        .expect("create a schema");
+    let separator = if url.contains('?') { '&' } else { '?' };
+    format!("{url}{separator}options=-c%20search_path%3D{schema}")
+}
+
+/// Moves this process (and every thread it starts later) to the generator's core.
+fn pin_to_generator_core() {
+    let status = std::process::Command::new("taskset")
+        .args(["-a", "-p", "-c", servers::GENERATOR_CORE])
+        .arg(std::process::id().to_string())
+        .stdout(std::process::Stdio::null())
+        .status()
+        .expect("taskset runs (util-linux)");
+    assert!(status.success(), "could not pin the generator to core 1");
+}
+
+fn ensure_python_peer() {
+    let status = std::process::Command::new("bash")
+        .arg(servers::workspace().join("interop/setup.sh"))
+        .status()
+        .expect("bash runs interop/setup.sh");
+    assert!(
+        status.success(),
+        "interop/setup.sh failed: the Python a2a-sdk is needed"
+    );
+}
+
+fn machine_description() -> String {
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|info| {
+            info.lines().find_map(|l| {
+                l.strip_prefix("model name")
+                    .map(|v| v.trim_start_matches([' ', '\t', ':']).to_owned())
+            })
+        })
+        .unwrap_or_else(|| "unknown CPU".into());
+    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
+    format!(
+        "{cpu}, {cores} cores (server on core {}, generator on core {})",
+        servers::SERVER_CORE,
+        servers::GENERATOR_CORE
+    )
+}

@@ -1,0 +1,330 @@
+//! The benchmark's report: a markdown page with every figure and the targets, and an SVG chart
+//! of throughput at concurrency 16.
+
+use std::fmt::Write as _;
+
+use crate::generator::Binding;
+use crate::servers::Kind;
+use crate::{MemoryRuns, Sample};
+
+/// The mean over rounds of one configuration.
+#[derive(Clone, Copy, Default)]
+struct Cell {
+    rps: f64,
+    rps_min: f64,
+    rps_max: f64,
+    p50_us: f64,
+    p99_us: f64,
+    peak_rss_kib: u64,
+    errors: u64,
+    rounds: usize,
+}
+
+fn cell(
+    samples: &[Sample],
+    kind: &Kind,
+    binding: Binding,
+    keyed: bool,
+    concurrency: usize,
+) -> Option<Cell> {
+    let runs: Vec<&Sample> = samples
+        .iter()
+        .filter(|s| {
+            &s.kind == kind
+                && s.binding == binding
+                && s.keyed == keyed
+                && s.concurrency == concurrency
+        })
+        .collect();
+    if runs.is_empty() {
+        return None;
+    }
+    let n = runs.len() as f64;
+    let rps: Vec<f64> = runs.iter().map(|s| s.measured.rps()).collect();
+    Some(Cell {
+        rps: rps.iter().sum::<f64>() / n,
+        rps_min: rps.iter().copied().fold(f64::INFINITY, f64::min),
+        rps_max: rps.iter().copied().fold(0.0, f64::max),
+        p50_us: runs.iter().map(|s| s.measured.p50_us as f64).sum::<f64>() / n,
+        p99_us: runs.iter().map(|s| s.measured.p99_us as f64).sum::<f64>() / n,
+        peak_rss_kib: runs.iter().map(|s| s.peak_rss_kib).max().unwrap_or(0),
+        errors: runs.iter().map(|s| s.measured.errors).sum(),
+        rounds: runs.len(),
+    })
+}
+
+fn rps_of(
+    samples: &[Sample],
+    kind: &Kind,
+    binding: Binding,
+    keyed: bool,
+    concurrency: usize,
+) -> f64 {
+    cell(samples, kind, binding, keyed, concurrency).map_or(0.0, |c| c.rps)
+}
+
+struct Target {
+    what: String,
+    goal: String,
+    measured: String,
+    met: bool,
+}
+
+fn targets(samples: &[Sample], memory: &MemoryRuns) -> Vec<Target> {
+    let ours = Kind::Ours("memory");
+    let unkeyed = rps_of(samples, &ours, Binding::JsonRpc, false, 16);
+    let keyed = rps_of(samples, &ours, Binding::JsonRpc, true, 16);
+    let floor = rps_of(samples, &Kind::Floor, Binding::JsonRpc, false, 16);
+    let python = rps_of(samples, &Kind::Python, Binding::JsonRpc, false, 16);
+    let ratio = |a: f64, b: f64| if b > 0.0 { a / b } else { 0.0 };
+    let growth = ratio(
+        memory.rss_after_1m_kib as f64,
+        memory.rss_after_100k_kib as f64,
+    ) - 1.0;
+    let key_cost_mib = memory
+        .after_100k_keys_kib
+        .saturating_sub(memory.unkeyed_baseline_kib) as f64
+        / 1024.0;
+    vec![
+        Target {
+            what: "unkeyed echo SendMessage (JSON-RPC, in-memory, c16) vs the floor".into(),
+            goal: "≥ 40 %".into(),
+            measured: format!(
+                "{:.0} % ({unkeyed:.0} vs {floor:.0} req/s)",
+                100.0 * ratio(unkeyed, floor)
+            ),
+            met: ratio(unkeyed, floor) >= 0.40,
+        },
+        Target {
+            what: "keyed vs unkeyed (JSON-RPC, in-memory, c16)".into(),
+            goal: "≥ 90 %".into(),
+            measured: format!(
+                "{:.0} % ({keyed:.0} vs {unkeyed:.0} req/s)",
+                100.0 * ratio(keyed, unkeyed)
+            ),
+            met: ratio(keyed, unkeyed) >= 0.90,
+        },
+        Target {
+            what: "a2a-rust vs the Python a2a-sdk (JSON-RPC, in-memory, c16)".into(),
+            goal: "≥ 50 ×".into(),
+            measured: format!(
+                "{:.0} × ({unkeyed:.0} vs {python:.0} req/s)",
+                ratio(unkeyed, python)
+            ),
+            met: ratio(unkeyed, python) >= 50.0,
+        },
+        Target {
+            what: format!(
+                "RSS after {} vs after {} sends (default limits)",
+                thousands(memory.sends_large),
+                thousands(memory.sends_small)
+            ),
+            goal: "within 10 %".into(),
+            measured: format!(
+                "{:+.1} % ({} → {} MiB)",
+                100.0 * growth,
+                mib(memory.rss_after_100k_kib),
+                mib(memory.rss_after_1m_kib)
+            ),
+            met: growth.abs() <= 0.10,
+        },
+        Target {
+            what: format!("memory held by {} idempotency keys", thousands(memory.keys)),
+            goal: "≤ 32 MiB".into(),
+            measured: format!(
+                "{key_cost_mib:.1} MiB ({} → {} MiB)",
+                mib(memory.unkeyed_baseline_kib),
+                mib(memory.after_100k_keys_kib)
+            ),
+            met: key_cost_mib <= 32.0,
+        },
+    ]
+}
+
+fn mib(kib: u64) -> String {
+    format!("{:.1}", kib as f64 / 1024.0)
+}
+
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(' ');
+        }
+        out.push(c);
+    }
+    out
+}
+
+fn rows() -> Vec<(Kind, Binding, bool)> {
+    let mut rows = vec![(Kind::Floor, Binding::JsonRpc, false)];
+    for store in ["memory", "sqlite", "postgres"] {
+        for binding in [Binding::JsonRpc, Binding::HttpJson] {
+            for keyed in [false, true] {
+                rows.push((Kind::Ours(store), binding, keyed));
+            }
+        }
+    }
+    for binding in [Binding::JsonRpc, Binding::HttpJson] {
+        rows.push((Kind::Python, binding, false));
+    }
+    rows
+}
+
+/// The markdown report.
+pub fn markdown(
+    samples: &[Sample],
+    memory: &MemoryRuns,
+    rounds: usize,
+    seconds: f64,
+    machine: &str,
+) -> String {
+    let mut md = String::from("# Load benchmark: SendMessage to an echo agent\n\n");
+    let _ = writeln!(
+        md,
+        "Reproduce with `cargo bench -p a2a-cli --bench load` (needs PostgreSQL, `python3` and \
+         `taskset`). Machine: {machine}. {rounds} rounds, the servers interleaved; each \
+         configuration gets a fresh server process, a warm-up, then at most {seconds} s or \
+         60 000 sends. Figures are means over rounds (min–max in brackets).\n"
+    );
+    md.push_str("## Targets\n\n| target | goal | measured | |\n|---|---|---|---|\n");
+    for target in targets(samples, memory) {
+        let _ = writeln!(
+            md,
+            "| {} | {} | {} | {} |",
+            target.what,
+            target.goal,
+            target.measured,
+            if target.met { "met" } else { "**missed**" }
+        );
+    }
+    md.push_str(
+        "\n![Throughput at concurrency 16](load.svg)\n\n## Throughput (requests per second)\n\n",
+    );
+    md.push_str(
+        "| server | binding | key | c = 1 | c = 16 | c = 64 |\n|---|---|---|---|---|---|\n",
+    );
+    for (kind, binding, keyed) in rows() {
+        let mut line = format!(
+            "| {} | {} | {} |",
+            kind.label(),
+            binding.name(),
+            if keyed { "keyed" } else { "none" }
+        );
+        for concurrency in crate::CONCURRENCY {
+            match cell(samples, &kind, binding, keyed, concurrency) {
+                Some(c) if c.rounds > 1 => {
+                    let _ = write!(line, " {:.0} [{:.0}–{:.0}] |", c.rps, c.rps_min, c.rps_max);
+                }
+                Some(c) => {
+                    let _ = write!(line, " {:.0} |", c.rps);
+                }
+                None => line.push_str(" |"),
+            }
+        }
+        md.push_str(&line);
+        md.push('\n');
+    }
+    md.push_str("\n## Latency (p50 / p99, µs) and peak server RSS (MiB)\n\n");
+    md.push_str("| server | binding | key | c = 1 | c = 16 | c = 64 | peak RSS | errors |\n|---|---|---|---|---|---|---|---|\n");
+    for (kind, binding, keyed) in rows() {
+        let mut line = format!(
+            "| {} | {} | {} |",
+            kind.label(),
+            binding.name(),
+            if keyed { "keyed" } else { "none" }
+        );
+        let (mut rss, mut errors) = (0, 0);
+        for concurrency in crate::CONCURRENCY {
+            match cell(samples, &kind, binding, keyed, concurrency) {
+                Some(c) => {
+                    let _ = write!(line, " {:.0} / {:.0} |", c.p50_us, c.p99_us);
+                    rss = rss.max(c.peak_rss_kib);
+                    errors += c.errors;
+                }
+                None => line.push_str(" |"),
+            }
+        }
+        let _ = writeln!(line, " {} | {errors} |", mib(rss));
+        md.push_str(&line);
+    }
+    let _ = writeln!(
+        md,
+        "\n## Memory (in-memory store, default limits)\n\n\
+         - RSS after {} unkeyed sends: {} MiB; after {}: {} MiB.\n\
+         - RSS with the task store full ({} unkeyed sends): {} MiB; after {} keyed sends more: {} MiB.\n",
+        thousands(memory.sends_small),
+        mib(memory.rss_after_100k_kib),
+        thousands(memory.sends_large),
+        mib(memory.rss_after_1m_kib),
+        thousands(memory.keys),
+        mib(memory.unkeyed_baseline_kib),
+        thousands(memory.keys),
+        mib(memory.after_100k_keys_kib),
+    );
+    md.push_str(
+        "## How it is measured\n\n\
+         - The generator is closed-loop: `c` keep-alive connections, each sending the next request \
+           when the previous answer is in. A send counts only when it answers 200 with a completed \
+           task; anything else is an error.\n\
+         - Every send carries a fresh message id; a keyed send also a fresh idempotency key, so \
+           no send is a replay.\n\
+         - The floor is one axum route that reads the JSON-RPC body into the typed request with \
+           serde and answers with a fixed completed task: no store, no agent. It bounds what any \
+           server on the same HTTP stack reaches.\n\
+         - The Python server is `interop/python/server.py` (`a2a-sdk` from PyPI, pinned in \
+           `interop/python/requirements.txt`) under uvicorn, with its in-memory task store; it has \
+           no key handling, so it is measured unkeyed.\n\
+         - Servers are separate processes pinned with `taskset` to core 0, the generator to core 1.\n",
+    );
+    md
+}
+
+/// A horizontal bar chart of requests per second at concurrency 16.
+pub fn chart(samples: &[Sample]) -> String {
+    let bars: Vec<(String, f64, &str)> = rows()
+        .into_iter()
+        .map(|(kind, binding, keyed)| {
+            let label = format!(
+                "{} · {}{}",
+                kind.label(),
+                binding.name(),
+                if keyed { " · keyed" } else { "" }
+            );
+            let colour = match (&kind, keyed) {
+                (Kind::Floor, _) => "#9e9e9e",
+                (Kind::Python, _) => "#e0a030",
+                (_, false) => "#3f7fbf",
+                (_, true) => "#2f9f6f",
+            };
+            (label, rps_of(samples, &kind, binding, keyed, 16), colour)
+        })
+        .collect();
+    let max = bars.iter().map(|b| b.1).fold(1.0, f64::max);
+    let (left, width, row, top) = (330.0, 420.0, 24.0, 50.0);
+    let height = top + row * bars.len() as f64 + 30.0;
+    let mut svg = format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"860\" height=\"{height}\" \
+         font-family=\"DejaVu Sans, Arial, sans-serif\" font-size=\"12\">\n\
+         <rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n\
+         <text x=\"10\" y=\"24\" font-size=\"15\" font-weight=\"bold\">SendMessage to an echo agent, \
+         concurrency 16: requests per second (one server core)</text>\n"
+    );
+    for (i, (label, value, colour)) in bars.iter().enumerate() {
+        let y = top + row * i as f64;
+        let w = (value / max * width).max(1.0);
+        let _ = writeln!(
+            svg,
+            "<text x=\"{x}\" y=\"{ty}\" text-anchor=\"end\">{label}</text>\
+             <rect x=\"{left}\" y=\"{y}\" width=\"{w:.1}\" height=\"{h}\" fill=\"{colour}\"/>\
+             <text x=\"{vx:.1}\" y=\"{ty}\">{value:.0}</text>",
+            x = left - 8.0,
+            ty = y + 14.0,
+            h = row - 6.0,
+            vx = left + w + 6.0,
+        );
+    }
+    svg.push_str("</svg>\n");
+    svg
+}

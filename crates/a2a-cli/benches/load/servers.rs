@@ -1,0 +1,173 @@
+//! The servers under load, each a process pinned to core 0: `a2a serve` on each store, the
+//! floor, and the Python `a2a-sdk` echo server.
+
+use std::io::{BufRead, BufReader};
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The core servers run on; the load generator runs on the other.
+pub const SERVER_CORE: &str = "0";
+pub const GENERATOR_CORE: &str = "1";
+
+/// What is being measured.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// `a2a serve` with this store URL scheme: `memory`, `sqlite` or `postgres`.
+    Ours(&'static str),
+    /// The bare axum route.
+    Floor,
+    /// The Python SDK's echo agent.
+    Python,
+}
+
+impl Kind {
+    pub fn label(&self) -> String {
+        match self {
+            Kind::Ours(store) => format!("a2a-rust ({store})"),
+            Kind::Floor => "floor (bare axum + serde)".into(),
+            Kind::Python => "Python a2a-sdk (in-memory)".into(),
+        }
+    }
+}
+
+/// A running server process, killed when dropped.
+pub struct Server {
+    child: Child,
+    pub addr: SocketAddr,
+    _scratch: Option<tempfile::TempDir>,
+}
+
+impl Server {
+    /// Peak resident memory so far, in KiB (`VmHWM`).
+    pub fn peak_rss_kib(&self) -> u64 {
+        status_field(self.child.id(), "VmHWM:")
+    }
+
+    /// Resident memory now, in KiB (`VmRSS`).
+    pub fn rss_kib(&self) -> u64 {
+        status_field(self.child.id(), "VmRSS:")
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn status_field(pid: u32, field: &str) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()
+        .and_then(|status| {
+            status.lines().find_map(|line| {
+                line.strip_prefix(field)?
+                    .trim()
+                    .trim_end_matches("kB")
+                    .trim()
+                    .parse()
+                    .ok()
+            })
+        })
+        .unwrap_or(0)
+}
+
+fn pinned(program: &Path) -> Command {
+    let mut command = Command::new("taskset");
+    command.args(["-c", SERVER_CORE]).arg(program);
+    command
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port")
+}
+
+/// Starts `kind`. `postgres` is the database URL for the PostgreSQL store.
+pub fn start(kind: &Kind, postgres: &str) -> Server {
+    match kind {
+        Kind::Ours(store) => start_ours(store, postgres),
+        Kind::Floor => {
+            let exe = std::env::current_exe().expect("the bench binary");
+            let port = free_port();
+            let child = pinned(&exe)
+                .args(["--floor-server", &port.to_string()])
+                .stdout(Stdio::null())
+                .spawn()
+                .expect("the floor server starts");
+            ready(child, port, None)
+        }
+        Kind::Python => {
+            let interop = workspace().join("interop");
+            let port = free_port();
+            let child = pinned(&interop.join(".venv/bin/python"))
+                .arg(interop.join("python/server.py"))
+                .arg(port.to_string())
+                .stdout(Stdio::null())
+                .spawn()
+                .expect("the Python server starts (run interop/setup.sh)");
+            ready(child, port, None)
+        }
+    }
+}
+
+fn start_ours(store: &str, postgres: &str) -> Server {
+    let scratch = tempfile::tempdir().expect("a scratch directory");
+    let url = match store {
+        "memory" => "memory:".to_owned(),
+        "sqlite" => format!("sqlite://{}", scratch.path().join("bench.db").display()),
+        "postgres" => postgres.to_owned(),
+        other => panic!("unknown store {other}"),
+    };
+    let mut child = pinned(Path::new(env!("CARGO_BIN_EXE_a2a")))
+        .args(["serve", "--addr", "127.0.0.1:0", "--store", &url])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("a2a serve starts");
+    let stdout = child.stdout.take().expect("stdout");
+    let mut lines = BufReader::new(stdout).lines();
+    let addr = lines
+        .by_ref()
+        .map_while(Result::ok)
+        .find_map(|line| {
+            line.strip_prefix("Agent card: http://")?
+                .strip_suffix("/.well-known/agent-card.json")?
+                .parse()
+                .ok()
+        })
+        .expect("a2a serve printed its address");
+    std::thread::spawn(move || lines.for_each(drop));
+    Server {
+        child,
+        addr,
+        _scratch: Some(scratch),
+    }
+}
+
+/// Waits until something accepts connections on `port`.
+fn ready(child: Child, port: u16, scratch: Option<tempfile::TempDir>) -> Server {
+    let addr: SocketAddr = ([127, 0, 0, 1], port).into();
+    let started = Instant::now();
+    while std::net::TcpStream::connect(addr).is_err() {
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "the server on {addr} did not start"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    Server {
+        child,
+        addr,
+        _scratch: scratch,
+    }
+}
+
+/// The workspace root.
+pub fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
