@@ -4,6 +4,7 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+pub mod fuzz;
 pub mod support;
 
 /// The guide's examples (`docs/`) compile and run as doctests, so the guide stays true.

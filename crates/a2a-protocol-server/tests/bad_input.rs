@@ -164,6 +164,32 @@ async fn unknown_methods_and_paths_are_not_found() {
     assert_eq!(response.status(), 405);
 }
 
+/// Found by the `rest_request` fuzz target: a GET of the JSON-RPC endpoint (or a POST of the
+/// card) was answered 405 with an empty body instead of the binding's JSON error.
+#[tokio::test]
+async fn a_wrong_method_on_the_json_rpc_endpoint_or_the_card_is_a_json_405() {
+    let server = serve(CountingAgent::new()).await;
+    for (method, path) in [
+        (http::Method::GET, "/"),
+        (http::Method::DELETE, "/"),
+        (http::Method::POST, "/.well-known/agent-card.json"),
+    ] {
+        let response = client()
+            .request(method.clone(), format!("{}{path}", server.base))
+            .header("A2A-Version", "1.0")
+            .send()
+            .await
+            .expect("sent");
+        assert_eq!(response.status(), 405, "{method} {path}");
+        assert!(response.headers().contains_key("allow"), "{method} {path}");
+        let body: Value = response
+            .json()
+            .await
+            .unwrap_or_else(|e| panic!("{method} {path}: a JSON error body, got {e}"));
+        assert_eq!(body["error"]["code"], 405, "{method} {path}: {body}");
+    }
+}
+
 #[tokio::test]
 async fn an_oversized_body_is_refused_with_413() {
     let handler = RequestHandler::builder(CountingAgent::new()).build();

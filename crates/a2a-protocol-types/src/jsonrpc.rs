@@ -99,8 +99,12 @@ impl From<&str> for JsonRpcId {
 /// .unwrap();
 /// assert_eq!(request.method, methods::GET_TASK);
 /// ```
+///
+/// `P` is the type `params` is read as: a `serde_json::Value` by default. A server can read
+/// them as `Box<serde_json::value::RawValue>` (serde_json's `raw_value` feature) and decode them
+/// once, straight into the typed request of the method named.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct JsonRpcRequest {
+pub struct JsonRpcRequest<P = Value> {
     /// Must be `"2.0"`.
     pub jsonrpc: String,
     /// The request id.
@@ -114,14 +118,14 @@ pub struct JsonRpcRequest {
     pub method: String,
     /// The parameters.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub params: Option<Value>,
+    pub params: Option<P>,
 }
 
 fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<JsonRpcId>, D::Error> {
     JsonRpcId::deserialize(d).map(Some)
 }
 
-impl JsonRpcRequest {
+impl<P> JsonRpcRequest<P> {
     /// A request for `method` with `params`.
     ///
     /// ```
@@ -131,7 +135,7 @@ impl JsonRpcRequest {
     /// let json = serde_json::to_value(&request).unwrap();
     /// assert_eq!((json["jsonrpc"].as_str(), json["id"].as_i64()), (Some("2.0"), Some(1)));
     /// ```
-    pub fn new(id: impl Into<JsonRpcId>, method: impl Into<String>, params: Option<Value>) -> Self {
+    pub fn new(id: impl Into<JsonRpcId>, method: impl Into<String>, params: Option<P>) -> Self {
         Self {
             jsonrpc: JSONRPC_VERSION.into(),
             id: Some(id.into()),

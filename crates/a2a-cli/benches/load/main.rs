@@ -11,7 +11,8 @@
 //! Settings: `A2A_BENCH_ROUNDS` (2), `A2A_BENCH_SECONDS` (3), `A2A_BENCH_POSTGRES_URL`
 //! (`postgres://postgres@127.0.0.1:5432/test`), `A2A_BENCH_QUICK=1` (one round, short runs,
 //! small memory runs: a smoke test of the harness, not figures to report), `A2A_BENCH_ONLY`
-//! (measure only the servers whose label contains it, and skip the memory runs).
+//! (measure only the servers whose label contains it, and skip the memory runs),
+//! `A2A_BENCH_A2A` (another build of `a2a` to serve, say one with frame pointers to profile).
 
 mod floor;
 mod generator;
@@ -32,6 +33,8 @@ pub struct Sample {
     pub concurrency: usize,
     pub measured: Measured,
     pub peak_rss_kib: u64,
+    /// Server CPU time per answered send, in microseconds.
+    pub cpu_us_per_send: f64,
 }
 
 /// The memory runs' figures.
@@ -149,6 +152,7 @@ fn main() {
                 run_id += 1;
                 runtime.block_on(generator::run(server.addr, load(warm, Some(5_000)), run_id));
                 run_id += 1;
+                let cpu_before = server.cpu_time();
                 let measured = runtime.block_on(generator::run(
                     server.addr,
                     load(
@@ -157,7 +161,9 @@ fn main() {
                     ),
                     run_id,
                 ));
+                let cpu = server.cpu_time().saturating_sub(cpu_before);
                 let sample = Sample {
+                    cpu_us_per_send: cpu.as_secs_f64() * 1e6 / measured.requests.max(1) as f64,
                     kind: kind.clone(),
                     binding,
                     keyed,
@@ -166,7 +172,7 @@ fn main() {
                     measured,
                 };
                 eprintln!(
-                    "round {} {:<28} {:<9} {:<7} c={:<3} {:>9.0} req/s  p50 {:>6} µs  p99 {:>7} µs  errors {}  peak RSS {} KiB",
+                    "round {} {:<28} {:<9} {:<7} c={:<3} {:>9.0} req/s  p50 {:>6} µs  p99 {:>7} µs  cpu {:>6.1} µs/send  errors {}  peak RSS {} KiB",
                     round + 1,
                     sample.kind.label(),
                     binding.name(),
@@ -175,6 +181,7 @@ fn main() {
                     sample.measured.rps(),
                     sample.measured.p50_us,
                     sample.measured.p99_us,
+                    sample.cpu_us_per_send,
                     sample.measured.errors,
                     sample.peak_rss_kib,
                 );

@@ -45,6 +45,23 @@ impl Server {
         status_field(self.child.id(), "VmHWM:")
     }
 
+    /// CPU time the server has used so far (user and system), from `/proc/PID/stat`.
+    pub fn cpu_time(&self) -> std::time::Duration {
+        let ticks = std::fs::read_to_string(format!("/proc/{}/stat", self.child.id()))
+            .ok()
+            .and_then(|stat| {
+                // Fields after the command name, which is in parentheses and may hold spaces.
+                let rest = stat.rsplit_once(')')?.1;
+                let fields: Vec<&str> = rest.split_whitespace().collect();
+                let user: u64 = fields.get(11)?.parse().ok()?;
+                let system: u64 = fields.get(12)?.parse().ok()?;
+                Some(user + system)
+            })
+            .unwrap_or(0);
+        // Linux reports clock ticks of 1/100 s (USER_HZ) on every platform it runs on.
+        std::time::Duration::from_millis(ticks * 10)
+    }
+
     /// Resident memory now, in KiB (`VmRSS`).
     pub fn rss_kib(&self) -> u64 {
         status_field(self.child.id(), "VmRSS:")
@@ -123,7 +140,10 @@ fn start_ours(store: &str, postgres: &str) -> Server {
         "postgres" => postgres.to_owned(),
         other => panic!("unknown store {other}"),
     };
-    let mut child = pinned(Path::new(env!("CARGO_BIN_EXE_a2a")))
+    // A2A_BENCH_A2A points at another build of `a2a` (say, one with frame pointers to profile).
+    let a2a = std::env::var_os("A2A_BENCH_A2A")
+        .map_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_a2a")), PathBuf::from);
+    let mut child = pinned(&a2a)
         .args(["serve", "--addr", "127.0.0.1:0", "--store", &url])
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())

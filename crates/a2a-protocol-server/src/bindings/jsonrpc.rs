@@ -13,6 +13,7 @@ use http::header::{CONTENT_TYPE, RETRY_AFTER};
 use http::{HeaderValue, Request, StatusCode};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
+use serde_json::value::RawValue;
 use tracing::Instrument;
 
 use super::common::{self, activated_extensions};
@@ -33,9 +34,12 @@ fn error_response(id: JsonRpcId, error: &A2aError, status: StatusCode) -> Respon
     response
 }
 
-fn params<T: DeserializeOwned>(params: Option<Value>) -> Result<T, A2aError> {
-    let params = params.unwrap_or_else(|| Value::Object(Default::default()));
-    serde_json::from_value(params).map_err(|error| {
+/// The params, still as the text they arrived in: decoded once, into the method's own type.
+type RawParams = Option<Box<RawValue>>;
+
+fn params<T: DeserializeOwned>(params: RawParams) -> Result<T, A2aError> {
+    let text = params.as_deref().map_or("{}", RawValue::get);
+    serde_json::from_str(text).map_err(|error| {
         A2aError::invalid_params(format!("params are invalid: {error}"))
             .with_field_violation("params", error.to_string())
     })
@@ -50,26 +54,44 @@ fn salvage_id(value: &Value) -> JsonRpcId {
 }
 
 enum Outcome {
-    Unary(Value),
+    Unary(Box<RawValue>),
     Stream(EventStream),
 }
 
 fn to_value<T: serde::Serialize>(value: T) -> Result<Outcome, A2aError> {
-    serde_json::to_value(value)
+    serde_json::value::to_raw_value(&value)
         .map(Outcome::Unary)
         .map_err(|_| A2aError::internal("the result could not be serialized"))
+}
+
+/// A send's typed request, with the extensions its message declares noted for the response's
+/// `A2A-Extensions` header.
+fn send_params(
+    raw: RawParams,
+    declared: &mut Vec<String>,
+) -> Result<a2a_protocol_types::SendMessageRequest, A2aError> {
+    let request: a2a_protocol_types::SendMessageRequest = params(raw)?;
+    declared.clone_from(request.message.extensions.as_ref().unwrap_or(&Vec::new()));
+    Ok(request)
 }
 
 async fn dispatch(
     handler: &RequestHandler,
     method: &str,
-    raw: Option<Value>,
+    raw: RawParams,
     ctx: &CallContext,
+    declared: &mut Vec<String>,
 ) -> Result<Outcome, A2aError> {
     match method {
-        methods::SEND_MESSAGE => to_value(handler.send_message(params(raw)?, ctx).await?),
+        methods::SEND_MESSAGE => to_value(
+            handler
+                .send_message(send_params(raw, declared)?, ctx)
+                .await?,
+        ),
         methods::SEND_STREAMING_MESSAGE => Ok(Outcome::Stream(
-            handler.send_streaming_message(params(raw)?, ctx).await?,
+            handler
+                .send_streaming_message(send_params(raw, declared)?, ctx)
+                .await?,
         )),
         methods::GET_TASK => to_value(handler.get_task(params(raw)?, ctx).await?),
         methods::LIST_TASKS => to_value(handler.list_tasks(params(raw)?, ctx).await?),
@@ -96,7 +118,7 @@ async fn dispatch(
             handler
                 .delete_task_push_notification_config(params(raw)?, ctx)
                 .await?;
-            Ok(Outcome::Unary(Value::Object(Default::default())))
+            to_value(serde_json::Map::new())
         }
         methods::GET_EXTENDED_AGENT_CARD => {
             to_value(handler.get_extended_agent_card(params(raw)?, ctx).await?)
@@ -124,24 +146,29 @@ pub(crate) async fn handle(State(state): State<AppState>, request: Request<Body>
             return error_response(JsonRpcId::Null, &error.into_error(), status);
         }
     };
-    let value: Value = match serde_json::from_slice(&bytes) {
-        Ok(value) => value,
-        Err(error) => {
-            let error = A2aError::new(
-                ErrorKind::ParseError,
-                format!("the body is not valid JSON: {error}"),
-            );
-            return error_response(JsonRpcId::Null, &error, StatusCode::OK);
-        }
-    };
-    let request: JsonRpcRequest = match serde_json::from_value(value.clone()) {
+    let request: JsonRpcRequest<Box<RawValue>> = match serde_json::from_slice(&bytes) {
         Ok(request) => request,
+        // Only on failure is the body read a second time, to tell malformed JSON apart from
+        // JSON that is not a request, and to answer with the request's id when it has one.
         Err(error) => {
-            let error = A2aError::new(
-                ErrorKind::InvalidRequest,
-                format!("not a JSON-RPC 2.0 request object: {error}"),
-            );
-            return error_response(salvage_id(&value), &error, StatusCode::OK);
+            return match serde_json::from_slice::<Value>(&bytes) {
+                Err(parse_error) => error_response(
+                    JsonRpcId::Null,
+                    &A2aError::new(
+                        ErrorKind::ParseError,
+                        format!("the body is not valid JSON: {parse_error}"),
+                    ),
+                    StatusCode::OK,
+                ),
+                Ok(value) => error_response(
+                    salvage_id(&value),
+                    &A2aError::new(
+                        ErrorKind::InvalidRequest,
+                        format!("not a JSON-RPC 2.0 request object: {error}"),
+                    ),
+                    StatusCode::OK,
+                ),
+            };
         }
     };
     let id = match (&request.id, request.jsonrpc == JSONRPC_VERSION) {
@@ -162,19 +189,17 @@ pub(crate) async fn handle(State(state): State<AppState>, request: Request<Body>
         return error_response(id, &error, StatusCode::OK);
     }
     let ctx = common::call_context(&state, &parts.headers);
-    let is_send = matches!(
-        request.method.as_str(),
-        methods::SEND_MESSAGE | methods::SEND_STREAMING_MESSAGE
-    );
-    let declared = if is_send {
-        common::declared_extensions(request.params.as_ref().and_then(|p| p.get("message")))
-    } else {
-        Vec::new()
-    };
+    let mut declared = Vec::new();
     let span = tracing::info_span!("a2a_request", binding = "jsonrpc", method = %request.method.chars().take(64).collect::<String>());
-    let outcome = dispatch(&state.handler, &request.method, request.params, &ctx)
-        .instrument(span)
-        .await;
+    let outcome = dispatch(
+        &state.handler,
+        &request.method,
+        request.params,
+        &ctx,
+        &mut declared,
+    )
+    .instrument(span)
+    .await;
     let mut response = match outcome {
         Ok(Outcome::Unary(result)) => {
             axum::Json(JsonRpcResponse::success(id, result)).into_response()

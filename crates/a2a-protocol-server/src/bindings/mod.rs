@@ -38,10 +38,10 @@ pub(crate) fn router(
     };
     let mut router = Router::new().route(
         a2a_protocol_types::agent_card::AGENT_CARD_PATH,
-        get(card::agent_card),
+        get(card::agent_card).fallback(rest::get_only),
     );
     if let Some(path) = &config.jsonrpc_path {
-        router = router.route(path, post(jsonrpc::handle));
+        router = router.route(path, post(jsonrpc::handle).fallback(rest::post_only));
     }
     if config.rest_prefix.is_some() {
         router = router.fallback(rest::handle);

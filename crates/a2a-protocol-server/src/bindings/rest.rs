@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 
 use a2a_protocol_types::extensions::EXTENSIONS_HEADER;
-use a2a_protocol_types::{A2aError, ErrorKind, TaskState, Timestamp};
+use a2a_protocol_types::{A2aError, ErrorKind, SendMessageRequest, TaskState, Timestamp};
 use axum::body::Body;
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};
@@ -22,9 +22,11 @@ use crate::handler::{CallContext, EventStream, RequestHandler};
 const A2A_JSON: &str = "application/a2a+json";
 
 fn error_response(error: &A2aError, status: Option<StatusCode>) -> Response {
-    let (code, body) = error.to_http();
+    let (code, mut body) = error.to_http();
     let status = status
         .unwrap_or_else(|| StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR));
+    // The body's code is the status the client gets, also when the binding chose it.
+    body.error.code = i32::from(status.as_u16());
     let mut response = (status, axum::Json(body)).into_response();
     response
         .headers_mut()
@@ -219,35 +221,73 @@ fn body_object(bytes: &[u8]) -> Result<Map<String, Value>, A2aError> {
 }
 
 enum Outcome {
-    Json(Value),
+    Json(Vec<u8>),
     Stream(EventStream),
     Empty,
 }
 
 fn json<T: serde::Serialize>(value: T) -> Result<Outcome, A2aError> {
-    serde_json::to_value(value)
+    serde_json::to_vec(&value)
         .map(Outcome::Json)
         .map_err(|_| A2aError::internal("the result could not be serialized"))
+}
+
+/// A send's request straight from the body, when it reads as one and agrees with the path's
+/// tenant. Anything else takes the general path, which explains what is wrong.
+fn send_request_fast(bytes: &[u8], tenant: &str) -> Option<SendMessageRequest> {
+    let mut request: SendMessageRequest = serde_json::from_slice(bytes).ok()?;
+    if !tenant.is_empty() {
+        if !request.tenant.is_empty() && request.tenant != tenant {
+            return None;
+        }
+        tenant.clone_into(&mut request.tenant);
+    }
+    Some(request)
+}
+
+/// The body: a send's typed request, or an object to merge path parameters into.
+enum RequestBody {
+    Send(Box<SendMessageRequest>),
+    Object(Map<String, Value>),
+}
+
+impl RequestBody {
+    fn send(self, tenant: &str) -> Result<SendMessageRequest, A2aError> {
+        match self {
+            RequestBody::Send(request) => Ok(*request),
+            RequestBody::Object(object) => request_object(object, tenant, &[]),
+        }
+    }
+
+    fn object(self) -> Map<String, Value> {
+        match self {
+            RequestBody::Object(object) => object,
+            RequestBody::Send(_) => Map::new(),
+        }
+    }
+
+    fn declared_extensions(&self) -> Vec<String> {
+        match self {
+            RequestBody::Send(request) => request.message.extensions.clone().unwrap_or_default(),
+            RequestBody::Object(object) => common::declared_extensions(object.get("message")),
+        }
+    }
 }
 
 async fn dispatch(
     handler: &RequestHandler,
     tenant: &str,
     operation: Operation,
-    body: Map<String, Value>,
+    body: RequestBody,
     query: Map<String, Value>,
     ctx: &CallContext,
 ) -> Result<Outcome, A2aError> {
     use Operation::*;
     match operation {
-        Send => json(
-            handler
-                .send_message(request_object(body, tenant, &[])?, ctx)
-                .await?,
-        ),
+        Send => json(handler.send_message(body.send(tenant)?, ctx).await?),
         Stream => Ok(Outcome::Stream(
             handler
-                .send_streaming_message(request_object(body, tenant, &[])?, ctx)
+                .send_streaming_message(body.send(tenant)?, ctx)
                 .await?,
         )),
         GetTask(id) => json(
@@ -262,7 +302,7 @@ async fn dispatch(
         ),
         Cancel(id) => json(
             handler
-                .cancel_task(request_object(body, tenant, &[("id", &id)])?, ctx)
+                .cancel_task(request_object(body.object(), tenant, &[("id", &id)])?, ctx)
                 .await?,
         ),
         Subscribe(id) => Ok(Outcome::Stream(
@@ -273,7 +313,7 @@ async fn dispatch(
         CreatePushConfig(task) => json(
             handler
                 .create_task_push_notification_config(
-                    request_object(body, tenant, &[("taskId", &task)])?,
+                    request_object(body.object(), tenant, &[("taskId", &task)])?,
                     ctx,
                 )
                 .await?,
@@ -321,6 +361,31 @@ pub(crate) async fn not_found() -> Response {
     )
 }
 
+/// A path served for other methods only: 405, with `Allow` and the binding's error body.
+fn wrong_method(allow: &'static str) -> Response {
+    let mut response = error_response(
+        &A2aError::new(
+            ErrorKind::InvalidRequest,
+            format!("this path answers {allow} only"),
+        ),
+        Some(StatusCode::METHOD_NOT_ALLOWED),
+    );
+    response
+        .headers_mut()
+        .insert(http::header::ALLOW, HeaderValue::from_static(allow));
+    response
+}
+
+/// For the JSON-RPC endpoint, which takes POST only.
+pub(crate) async fn post_only() -> Response {
+    wrong_method("POST")
+}
+
+/// For the agent card, which is read with GET (HEAD is answered too).
+pub(crate) async fn get_only() -> Response {
+    wrong_method("GET, HEAD")
+}
+
 pub(crate) async fn handle(State(state): State<AppState>, request: Request<Body>) -> Response {
     let (parts, body) = request.into_parts();
     let prefix = state.config.rest_prefix.as_deref().unwrap_or("");
@@ -361,11 +426,15 @@ pub(crate) async fn handle(State(state): State<AppState>, request: Request<Body>
             return error_response(&error.into_error(), Some(status));
         }
     };
+    let is_send = matches!(operation, Operation::Send | Operation::Stream);
     let prepared = (|| {
-        let body = if has_body {
-            body_object(&bytes)?
-        } else {
-            Map::new()
+        let body = match is_send
+            .then(|| send_request_fast(&bytes, &tenant))
+            .flatten()
+        {
+            Some(request) => RequestBody::Send(Box::new(request)),
+            None if has_body => RequestBody::Object(body_object(&bytes)?),
+            None => RequestBody::Object(Map::new()),
         };
         let mut query = Map::new();
         for (name, raw) in query_map(parts.uri.query())? {
@@ -381,19 +450,15 @@ pub(crate) async fn handle(State(state): State<AppState>, request: Request<Body>
         Ok(prepared) => prepared,
         Err(error) => return error_response(&error, None),
     };
-    let declared = common::declared_extensions(body.get("message"));
+    let declared = body.declared_extensions();
     let ctx = common::call_context(&state, &parts.headers);
     let span = tracing::info_span!("a2a_request", binding = "http+json", operation = ?operation);
     let outcome = dispatch(&state.handler, &tenant, operation, body, query, &ctx)
         .instrument(span)
         .await;
     let mut response = match outcome {
-        Ok(Outcome::Json(value)) => {
-            let mut response = axum::Json(value).into_response();
-            response
-                .headers_mut()
-                .insert(CONTENT_TYPE, HeaderValue::from_static(A2A_JSON));
-            response
+        Ok(Outcome::Json(bytes)) => {
+            ([(CONTENT_TYPE, HeaderValue::from_static(A2A_JSON))], bytes).into_response()
         }
         Ok(Outcome::Stream(events)) => sse::respond(&state, events, |event| event),
         Ok(Outcome::Empty) => StatusCode::NO_CONTENT.into_response(),

@@ -564,7 +564,10 @@ impl RequestHandler {
                 task.status.state,
             ));
         }
-        let live = self.inner.registry.begin_turn(&tenant, &task);
+        let live = self
+            .inner
+            .registry
+            .begin_turn(&tenant, &Arc::new(task.clone()));
         live.cancel.cancel();
         let sink = EventSink::new(
             Arc::clone(&live),

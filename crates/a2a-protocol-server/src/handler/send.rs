@@ -16,14 +16,14 @@ use super::{CallContext, EventStream, RequestHandler, validate};
 use crate::executor::RequestContext;
 use crate::idempotency::Admission;
 use crate::runtime::direct_reply;
-use crate::runtime::{BudgetState, EventSink, LiveTask, follow_live};
+use crate::runtime::{BudgetState, EventSink, LiveTask, SharedEvent, follow_live};
 use crate::store::KeyScope;
 
 /// A turn that has started: the task as it was before the agent ran, and its events since.
 struct Turn {
     live: Arc<LiveTask>,
-    snapshot: Task,
-    events: Option<broadcast::Receiver<StreamResponse>>,
+    snapshot: Arc<Task>,
+    events: Option<broadcast::Receiver<SharedEvent>>,
     new_task: bool,
 }
 
@@ -71,7 +71,7 @@ impl RequestHandler {
             Started::Replay(task) => self.answer_replay(&tenant, *task, immediate, history).await,
             Started::Turn(turn) => {
                 if immediate {
-                    let mut task = turn.snapshot;
+                    let mut task = Task::clone(&turn.snapshot);
                     task.truncate_history(history);
                     return Ok(SendMessageResponse::Task(task));
                 }
@@ -210,7 +210,7 @@ impl RequestHandler {
                 let live = self
                     .inner
                     .registry
-                    .try_begin_exclusive(&tenant, &stored)
+                    .try_begin_exclusive(&tenant, &Arc::new(stored.clone()))
                     .ok_or_else(|| {
                         A2aError::unsupported_operation(format!(
                             "task {} is still working on an earlier message; send the next one \
@@ -221,9 +221,10 @@ impl RequestHandler {
                 message.context_id = Some(stored.context_id.clone());
                 let appended = async {
                     let mut state = live.state.lock().await;
-                    let mut task = state.task.clone();
+                    let mut task = Task::clone(&state.task);
                     task.history.push(message.clone());
-                    store.save(&tenant, &task).await?;
+                    let task = Arc::new(task);
+                    store.save_shared(&tenant, &task).await?;
                     state.task = task;
                     Ok::<_, A2aError>(())
                 }
@@ -241,11 +242,12 @@ impl RequestHandler {
                 let mut task =
                     Task::new(task_id, context_id, TaskStatus::new(TaskState::Submitted));
                 task.history.push(message.clone());
-                store.save(&tenant, &task).await?;
+                let task = Arc::new(task);
+                store.save_shared(&tenant, &task).await?;
                 (self.inner.registry.begin_turn(&tenant, &task), None, true)
             }
         };
-        let (snapshot, events) = live.subscribe().await;
+        let (snapshot, events) = live.subscribe_shared().await;
         let budget = a2a_protocol_types::budget::budget_of(&message)
             .ok()
             .flatten();
@@ -309,7 +311,7 @@ impl RequestHandler {
                 };
                 sink.settle_as_failed(&reason).await;
                 if let Some(leases) = &inner.leases {
-                    if sink.task().await.status.state.is_settled() {
+                    if live.is_settled().await {
                         leases.release(&live.tenant, &live.task_id);
                     }
                 }
@@ -355,10 +357,11 @@ impl RequestHandler {
 fn turn_stream(turn: Turn, history: Option<usize>) -> EventStream {
     let Turn {
         live,
-        mut snapshot,
+        snapshot,
         events,
         new_task,
     } = turn;
+    let mut snapshot = Task::clone(&snapshot);
     snapshot.truncate_history(history);
     let mut events = follow_live(live, events);
     if !new_task {

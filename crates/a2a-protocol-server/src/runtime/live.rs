@@ -10,12 +10,18 @@ use tokio::sync::{Mutex as AsyncMutex, broadcast};
 use tokio_util::sync::CancellationToken;
 
 /// Events a slow stream may fall behind by before it is resynchronised with a snapshot.
-const STREAM_BUFFER: usize = 256;
+/// Events a stream may fall behind by before it is sent a fresh snapshot instead. Events are
+/// shared (`Arc`), so a slot costs a pointer; tasks emit a handful of events a turn.
+const STREAM_BUFFER: usize = 32;
+
+/// One event, shared by every stream following the task.
+pub(crate) type SharedEvent = Arc<StreamResponse>;
 
 pub(crate) struct LiveState {
-    pub(crate) task: Task,
+    /// The task as last saved; shared with stores that keep tasks in memory.
+    pub(crate) task: Arc<Task>,
     /// Taken when the last turn ends, which ends every stream.
-    pub(crate) events: Option<broadcast::Sender<StreamResponse>>,
+    pub(crate) events: Option<broadcast::Sender<SharedEvent>>,
 }
 
 /// A task with a turn in progress.
@@ -30,17 +36,30 @@ pub(crate) struct LiveTask {
 
 impl LiveTask {
     /// The current task and a receiver of every event after it, taken atomically.
-    pub(crate) async fn subscribe(&self) -> (Task, Option<broadcast::Receiver<StreamResponse>>) {
+    pub(crate) async fn subscribe(&self) -> (Task, Option<broadcast::Receiver<SharedEvent>>) {
+        let (task, events) = self.subscribe_shared().await;
+        (Task::clone(&task), events)
+    }
+
+    /// Like [`LiveTask::subscribe`], sharing the task rather than copying it.
+    pub(crate) async fn subscribe_shared(
+        &self,
+    ) -> (Arc<Task>, Option<broadcast::Receiver<SharedEvent>>) {
         let state = self.state.lock().await;
         (
-            state.task.clone(),
+            Arc::clone(&state.task),
             state.events.as_ref().map(broadcast::Sender::subscribe),
         )
     }
 
     /// The current task.
     pub(crate) async fn snapshot(&self) -> Task {
-        self.state.lock().await.task.clone()
+        Task::clone(&self.state.lock().await.task)
+    }
+
+    /// Whether the task is terminal or waits for input, without copying it.
+    pub(crate) async fn is_settled(&self) -> bool {
+        self.state.lock().await.task.status.state.is_settled()
     }
 }
 
@@ -50,13 +69,13 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-fn new_live(tenant: &str, task: &Task) -> Arc<LiveTask> {
+fn new_live(tenant: &str, task: &Arc<Task>) -> Arc<LiveTask> {
     let (events, _) = broadcast::channel(STREAM_BUFFER);
     Arc::new(LiveTask {
         tenant: tenant.to_owned(),
         task_id: task.id.clone(),
         state: AsyncMutex::new(LiveState {
-            task: task.clone(),
+            task: Arc::clone(task),
             events: Some(events),
         }),
         cancel: CancellationToken::new(),
@@ -72,7 +91,7 @@ pub(crate) struct Registry {
 
 impl Registry {
     /// Starts a turn on `task`, making it live if it is not.
-    pub(crate) fn begin_turn(&self, tenant: &str, task: &Task) -> Arc<LiveTask> {
+    pub(crate) fn begin_turn(&self, tenant: &str, task: &Arc<Task>) -> Arc<LiveTask> {
         let mut live = lock(&self.live);
         let key = (tenant.to_owned(), task.id.clone());
         if let Some(entry) = live.get(&key) {
@@ -85,7 +104,11 @@ impl Registry {
     }
 
     /// Starts a turn on `task` only if no turn is in progress on it.
-    pub(crate) fn try_begin_exclusive(&self, tenant: &str, task: &Task) -> Option<Arc<LiveTask>> {
+    pub(crate) fn try_begin_exclusive(
+        &self,
+        tenant: &str,
+        task: &Arc<Task>,
+    ) -> Option<Arc<LiveTask>> {
         let mut live = lock(&self.live);
         let key = (tenant.to_owned(), task.id.clone());
         if live.contains_key(&key) {

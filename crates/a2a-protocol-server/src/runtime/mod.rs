@@ -9,6 +9,6 @@ mod watch;
 
 pub(crate) use budget::BudgetState;
 pub(crate) use lifecycle::direct_reply;
-pub(crate) use live::{LiveTask, Registry};
+pub(crate) use live::{LiveTask, Registry, SharedEvent};
 pub use sink::EventSink;
 pub(crate) use watch::{follow_live, follow_store};

@@ -244,14 +244,16 @@ impl EventSink {
         change: impl FnOnce(&mut Task) -> Result<StreamResponse, A2aError>,
     ) -> Result<(), A2aError> {
         let mut state = self.live.state.lock().await;
-        let mut task = state.task.clone();
+        // Changed on a copy, so a refused change or a failed save leaves the task as it was.
+        let mut task = Task::clone(&state.task);
         let mut event = change(&mut task)?;
         self.annotate_budget(&mut task, &mut event);
-        self.store.save(&self.live.tenant, &task).await?;
+        let task = Arc::new(task);
+        self.store.save_shared(&self.live.tenant, &task).await?;
         state.task = task;
         if let Some(events) = &state.events {
             // No receivers is fine: nobody is streaming this task.
-            let _ = events.send(event);
+            let _ = events.send(Arc::new(event));
         }
         Ok(())
     }
@@ -674,7 +676,7 @@ impl EventSink {
 
     /// Fails the task unless it already settled; used when a turn ends badly.
     pub(crate) async fn settle_as_failed(&self, reason: &str) {
-        let settled = self.live.snapshot().await.status.state.is_settled();
+        let settled = self.live.is_settled().await;
         if !settled {
             if let Err(error) = self.fail(reason).await {
                 tracing::warn!(task_id = %self.live.task_id, %error, "could not mark the task failed");

@@ -11,7 +11,7 @@ use futures::stream;
 use tokio::sync::broadcast;
 use tokio::sync::broadcast::error::RecvError;
 
-use super::live::LiveTask;
+use super::live::{LiveTask, SharedEvent};
 use crate::store::TaskStore;
 
 /// A stream of a task's events, ending after a final one.
@@ -19,14 +19,14 @@ pub(crate) type TaskEvents = Pin<Box<dyn Stream<Item = StreamResponse> + Send>>;
 
 struct Following {
     live: Arc<LiveTask>,
-    events: broadcast::Receiver<StreamResponse>,
+    events: broadcast::Receiver<SharedEvent>,
 }
 
 /// Follows a live task from `events` (taken with its snapshot) until a final event or the end
 /// of its last turn. A reader that falls too far behind gets a fresh snapshot and continues.
 pub(crate) fn follow_live(
     live: Arc<LiveTask>,
-    events: Option<broadcast::Receiver<StreamResponse>>,
+    events: Option<broadcast::Receiver<SharedEvent>>,
 ) -> TaskEvents {
     let start = events.map(|events| Following { live, events });
     Box::pin(stream::unfold(start, |state| async move {
@@ -34,7 +34,8 @@ pub(crate) fn follow_live(
         match state.events.recv().await {
             Ok(event) => {
                 let next = (!event.is_final()).then_some(state);
-                Some((event, next))
+                // The last holder takes the event; others copy it.
+                Some((Arc::unwrap_or_clone(event), next))
             }
             Err(RecvError::Lagged(_)) => {
                 let (task, events) = state.live.subscribe().await;

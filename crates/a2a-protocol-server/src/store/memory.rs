@@ -1,6 +1,6 @@
 //! The in-memory store: one namespace for every tenant's tasks, keys scoped by tenant.
 
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use a2a_protocol_types::{Task, TaskId};
 use async_trait::async_trait;
@@ -117,7 +117,11 @@ impl TaskStore for InMemoryTaskStore {
     }
 
     async fn save(&self, _tenant: &str, task: &Task) -> Result<(), StoreError> {
-        self.shard().save(task)
+        self.shard().save(Arc::new(task.clone()))
+    }
+
+    async fn save_shared(&self, _tenant: &str, task: &Arc<Task>) -> Result<(), StoreError> {
+        self.shard().save(Arc::clone(task))
     }
 
     async fn list(&self, _tenant: &str, query: &TaskQuery) -> Result<TaskPage, StoreError> {

@@ -20,6 +20,7 @@ mod shard;
 mod sql;
 mod tenant;
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use a2a_protocol_types::{A2aError, ContextId, MessageId, Task, TaskId, TaskState, Timestamp};
@@ -274,6 +275,29 @@ pub trait TaskStore: Send + Sync + 'static {
     /// # }
     /// ```
     async fn save(&self, tenant: &str, task: &Task) -> Result<(), StoreError>;
+
+    /// Inserts or replaces the task, which the caller shares rather than hands over. A store
+    /// that keeps tasks in memory can hold on to the `Arc` instead of copying the task; the
+    /// default saves a copy with [`TaskStore::save`].
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    ///
+    /// use a2a_protocol_server::store::{InMemoryTaskStore, TaskStore};
+    /// use a2a_protocol_types::{Task, TaskState, TaskStatus};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let store = InMemoryTaskStore::new();
+    /// let task = Arc::new(Task::new("t-1", "c-1", TaskStatus::new(TaskState::Working)));
+    /// store.save_shared("", &task).await?;
+    /// assert_eq!(store.get("", &task.id).await?.as_ref(), Some(&*task));
+    /// # Ok(())
+    /// # }
+    /// ```
+    async fn save_shared(&self, tenant: &str, task: &Arc<Task>) -> Result<(), StoreError> {
+        self.save(tenant, task).await
+    }
 
     /// A page of tasks matching `query`, newest status first.
     ///

@@ -5,6 +5,7 @@
 //! pops from the front until it meets an entry that is still live.
 
 use std::collections::{BTreeSet, HashMap};
+use std::sync::Arc;
 use std::time::Instant;
 
 use a2a_protocol_types::{Task, TaskId};
@@ -60,7 +61,8 @@ fn status_millis(task: &Task) -> i64 {
 
 pub(crate) struct Shard {
     config: TaskStoreConfig,
-    tasks: HashMap<TaskId, Task>,
+    /// Shared with the live state of tasks being worked on, so a save copies nothing.
+    tasks: HashMap<TaskId, Arc<Task>>,
     /// (status time, id) of every task, for newest-first listing.
     order: BTreeSet<(i64, TaskId)>,
     /// Terminal tasks, oldest first, with when they were seen terminal.
@@ -80,21 +82,26 @@ impl Shard {
     }
 
     pub(crate) fn get(&self, id: &TaskId) -> Option<Task> {
-        self.tasks.get(id).cloned()
+        self.tasks.get(id).map(|task| Task::clone(task))
     }
 
-    pub(crate) fn save(&mut self, task: &Task) -> Result<(), StoreError> {
+    pub(crate) fn save(&mut self, task: Arc<Task>) -> Result<(), StoreError> {
         let now = Instant::now();
         self.expire_terminal_tasks(now);
-        let previous = self.tasks.get(&task.id).map(status_millis);
+        let millis = status_millis(&task);
+        let previous = self.tasks.get(&task.id).map(|t| status_millis(t));
         match previous {
-            Some(millis) => {
-                self.order.remove(&(millis, task.id.clone()));
+            // The list order changes only when the status time does.
+            Some(before) if before == millis => {}
+            Some(before) => {
+                self.order.remove(&(before, task.id.clone()));
+                self.order.insert((millis, task.id.clone()));
             }
             None => {
                 if self.tasks.len() >= self.config.max_tasks && !self.evict_oldest_terminal() {
                     return Err(StoreError::CapacityExceeded("tasks"));
                 }
+                self.order.insert((millis, task.id.clone()));
             }
         }
         if task.status.state.is_terminal() {
@@ -104,8 +111,7 @@ impl Shard {
         } else {
             self.terminal.remove(&task.id);
         }
-        self.order.insert((status_millis(task), task.id.clone()));
-        self.tasks.insert(task.id.clone(), task.clone());
+        self.tasks.insert(task.id.clone(), task);
         Ok(())
     }
 
@@ -166,7 +172,7 @@ impl Shard {
                 continue;
             }
             if page.len() < query.page_size {
-                page.push(task.clone());
+                page.push(Task::clone(task));
             } else if next.is_none() {
                 if let Some(last) = page.last() {
                     next = Some(PageCursor {

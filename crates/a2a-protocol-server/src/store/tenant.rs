@@ -114,7 +114,11 @@ impl TaskStore for TenantAwareInMemoryTaskStore {
     }
 
     async fn save(&self, tenant: &str, task: &Task) -> Result<(), StoreError> {
-        lock(&self.shard(tenant)).save(task)
+        lock(&self.shard(tenant)).save(Arc::new(task.clone()))
+    }
+
+    async fn save_shared(&self, tenant: &str, task: &Arc<Task>) -> Result<(), StoreError> {
+        lock(&self.shard(tenant)).save(Arc::clone(task))
     }
 
     async fn list(&self, tenant: &str, query: &TaskQuery) -> Result<TaskPage, StoreError> {
