@@ -8,7 +8,7 @@
 //! 100 000 and after 1 000 000 sends, and what 100 000 held idempotency keys cost.
 //!
 //! `cargo bench -p a2a-cli --bench load` writes `benches/results/load.md` and `load.svg`.
-//! Settings: `A2A_BENCH_ROUNDS` (2), `A2A_BENCH_SECONDS` (3), `A2A_BENCH_POSTGRES_URL`
+//! Settings: `A2A_BENCH_ROUNDS` (3), `A2A_BENCH_SECONDS` (3), `A2A_BENCH_POSTGRES_URL`
 //! (`postgres://postgres@127.0.0.1:5432/test`), `A2A_BENCH_QUICK=1` (one round, short runs,
 //! small memory runs: a smoke test of the harness, not figures to report), `A2A_BENCH_ONLY`
 //! (measure only the servers whose label contains it, and skip the memory runs),
@@ -23,6 +23,11 @@ use std::time::Duration;
 
 use generator::{Binding, Load, Measured};
 use servers::Kind;
+
+// The same allocator as `a2a serve`, so the floor (served by this binary) differs from our
+// server only in what it does, not in how it allocates.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 /// One configuration's figures from one round.
 #[derive(Clone, Debug)]
@@ -73,7 +78,7 @@ fn settings() -> Settings {
         rounds: if quick {
             1
         } else {
-            number("A2A_BENCH_ROUNDS", 2.0) as usize
+            number("A2A_BENCH_ROUNDS", 3.0) as usize
         },
         seconds: if quick {
             0.5

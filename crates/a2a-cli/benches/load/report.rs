@@ -15,6 +15,7 @@ struct Cell {
     rps_max: f64,
     p50_us: f64,
     p99_us: f64,
+    cpu_us: f64,
     peak_rss_kib: u64,
     errors: u64,
     rounds: usize,
@@ -42,15 +43,29 @@ fn cell(
     let n = runs.len() as f64;
     let rps: Vec<f64> = runs.iter().map(|s| s.measured.rps()).collect();
     Some(Cell {
-        rps: rps.iter().sum::<f64>() / n,
+        rps: median(&rps),
         rps_min: rps.iter().copied().fold(f64::INFINITY, f64::min),
         rps_max: rps.iter().copied().fold(0.0, f64::max),
         p50_us: runs.iter().map(|s| s.measured.p50_us as f64).sum::<f64>() / n,
         p99_us: runs.iter().map(|s| s.measured.p99_us as f64).sum::<f64>() / n,
+        cpu_us: runs.iter().map(|s| s.cpu_us_per_send).sum::<f64>() / n,
         peak_rss_kib: runs.iter().map(|s| s.peak_rss_kib).max().unwrap_or(0),
         errors: runs.iter().map(|s| s.measured.errors).sum(),
         rounds: runs.len(),
     })
+}
+
+/// The middle value (the mean of the middle two for an even count): one disturbed round
+/// cannot move it far.
+fn median(values: &[f64]) -> f64 {
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let mid = sorted.len() / 2;
+    if sorted.len() % 2 == 0 {
+        (sorted[mid - 1] + sorted[mid]) / 2.0
+    } else {
+        sorted[mid]
+    }
 }
 
 fn rps_of(
@@ -186,7 +201,8 @@ pub fn markdown(
         "Reproduce with `cargo bench -p a2a-cli --bench load` (needs PostgreSQL, `python3` and \
          `taskset`). Machine: {machine}. {rounds} rounds, the servers interleaved; each \
          configuration gets a fresh server process, a warm-up, then at most {seconds} s or \
-         60 000 sends. Figures are means over rounds (min–max in brackets).\n"
+         60 000 sends. Throughput is the median over rounds (min–max in brackets); latency and CPU \
+         are means.\n"
     );
     md.push_str("## Targets\n\n| target | goal | measured | |\n|---|---|---|---|\n");
     for target in targets(samples, memory) {
@@ -226,8 +242,8 @@ pub fn markdown(
         md.push_str(&line);
         md.push('\n');
     }
-    md.push_str("\n## Latency (p50 / p99, µs) and peak server RSS (MiB)\n\n");
-    md.push_str("| server | binding | key | c = 1 | c = 16 | c = 64 | peak RSS | errors |\n|---|---|---|---|---|---|---|---|\n");
+    md.push_str("\n## Latency (p50 / p99, µs), server CPU per send at c = 16 (µs), peak server RSS (MiB)\n\n");
+    md.push_str("| server | binding | key | c = 1 | c = 16 | c = 64 | CPU / send | peak RSS | errors |\n|---|---|---|---|---|---|---|---|---|\n");
     for (kind, binding, keyed) in rows() {
         let mut line = format!(
             "| {} | {} | {} |",
@@ -236,6 +252,7 @@ pub fn markdown(
             if keyed { "keyed" } else { "none" }
         );
         let (mut rss, mut errors) = (0, 0);
+        let cpu = cell(samples, &kind, binding, keyed, 16).map_or(0.0, |c| c.cpu_us);
         for concurrency in crate::CONCURRENCY {
             match cell(samples, &kind, binding, keyed, concurrency) {
                 Some(c) => {
@@ -246,7 +263,7 @@ pub fn markdown(
                 None => line.push_str(" |"),
             }
         }
-        let _ = writeln!(line, " {} | {errors} |", mib(rss));
+        let _ = writeln!(line, " {cpu:.0} | {} | {errors} |", mib(rss));
         md.push_str(&line);
     }
     let _ = writeln!(

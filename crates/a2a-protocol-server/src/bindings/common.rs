@@ -25,30 +25,43 @@ pub(crate) fn check_version(
     headers: &HeaderMap,
     query: Option<&str>,
 ) -> Result<(), A2aError> {
-    let from_query = query.and_then(|q| {
-        serde_urlencoded::from_str::<Vec<(String, String)>>(q)
-            .ok()?
-            .into_iter()
-            .find(|(k, _)| k.eq_ignore_ascii_case(VERSION_HEADER))
-            .map(|(_, v)| v)
-    });
-    let requested = headers
+    let header = headers
         .get(VERSION_HEADER)
         .and_then(|v| v.to_str().ok())
-        .map(|v| v.trim().to_owned())
-        .or(from_query)
+        .map(str::trim)
         .filter(|v| !v.is_empty());
-    let requested = match requested {
-        Some(v) => v,
-        None if state.config.require_version_header => "0.3".to_owned(),
-        None => return Ok(()),
+    // The query is read only when the header is missing: the header wins.
+    let from_query = || {
+        query.and_then(|q| {
+            serde_urlencoded::from_str::<Vec<(String, String)>>(q)
+                .ok()?
+                .into_iter()
+                .find(|(k, _)| k.eq_ignore_ascii_case(VERSION_HEADER))
+                .map(|(_, v)| v)
+                .filter(|v| !v.is_empty())
+        })
     };
-    let major_minor: String = requested.split('.').take(2).collect::<Vec<_>>().join(".");
-    if SUPPORTED_VERSIONS.contains(&major_minor.as_str()) {
+    let queried;
+    let requested = match header {
+        Some(v) => v,
+        None => match from_query() {
+            Some(v) => {
+                queried = v;
+                queried.as_str()
+            }
+            None if state.config.require_version_header => "0.3",
+            None => return Ok(()),
+        },
+    };
+    let major_minor = match requested.match_indices('.').nth(1) {
+        Some((end, _)) => &requested[..end],
+        None => requested,
+    };
+    if SUPPORTED_VERSIONS.contains(&major_minor) {
         Ok(())
     } else {
         Err(A2aError::version_not_supported(
-            &requested,
+            requested,
             SUPPORTED_VERSIONS,
         ))
     }

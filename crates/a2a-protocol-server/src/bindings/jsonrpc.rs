@@ -54,13 +54,16 @@ fn salvage_id(value: &Value) -> JsonRpcId {
 }
 
 enum Outcome {
-    Unary(Box<RawValue>),
+    /// The whole JSON-RPC response, serialized.
+    Unary(Vec<u8>),
     Stream(EventStream),
 }
 
-fn to_value<T: serde::Serialize>(value: T) -> Result<Outcome, A2aError> {
-    serde_json::value::to_raw_value(&value)
-        .map(Outcome::Unary)
+/// Serializes the response to `id` in one pass, into a buffer sized for a typical task.
+fn to_value<T: serde::Serialize>(id: &JsonRpcId, value: T) -> Result<Outcome, A2aError> {
+    let mut body = Vec::with_capacity(2048);
+    serde_json::to_writer(&mut body, &JsonRpcResponse::success(id.clone(), value))
+        .map(|()| Outcome::Unary(body))
         .map_err(|_| A2aError::internal("the result could not be serialized"))
 }
 
@@ -77,6 +80,7 @@ fn send_params(
 
 async fn dispatch(
     handler: &RequestHandler,
+    id: &JsonRpcId,
     method: &str,
     raw: RawParams,
     ctx: &CallContext,
@@ -84,8 +88,9 @@ async fn dispatch(
 ) -> Result<Outcome, A2aError> {
     match method {
         methods::SEND_MESSAGE => to_value(
+            id,
             handler
-                .send_message(send_params(raw, declared)?, ctx)
+                .send_message_answer(send_params(raw, declared)?, ctx)
                 .await?,
         ),
         methods::SEND_STREAMING_MESSAGE => Ok(Outcome::Stream(
@@ -93,23 +98,26 @@ async fn dispatch(
                 .send_streaming_message(send_params(raw, declared)?, ctx)
                 .await?,
         )),
-        methods::GET_TASK => to_value(handler.get_task(params(raw)?, ctx).await?),
-        methods::LIST_TASKS => to_value(handler.list_tasks(params(raw)?, ctx).await?),
-        methods::CANCEL_TASK => to_value(handler.cancel_task(params(raw)?, ctx).await?),
+        methods::GET_TASK => to_value(id, handler.get_task(params(raw)?, ctx).await?),
+        methods::LIST_TASKS => to_value(id, handler.list_tasks(params(raw)?, ctx).await?),
+        methods::CANCEL_TASK => to_value(id, handler.cancel_task(params(raw)?, ctx).await?),
         methods::SUBSCRIBE_TO_TASK => Ok(Outcome::Stream(
             handler.subscribe_to_task(params(raw)?, ctx).await?,
         )),
         methods::CREATE_TASK_PUSH_NOTIFICATION_CONFIG => to_value(
+            id,
             handler
                 .create_task_push_notification_config(params(raw)?, ctx)
                 .await?,
         ),
         methods::GET_TASK_PUSH_NOTIFICATION_CONFIG => to_value(
+            id,
             handler
                 .get_task_push_notification_config(params(raw)?, ctx)
                 .await?,
         ),
         methods::LIST_TASK_PUSH_NOTIFICATION_CONFIGS => to_value(
+            id,
             handler
                 .list_task_push_notification_configs(params(raw)?, ctx)
                 .await?,
@@ -118,11 +126,12 @@ async fn dispatch(
             handler
                 .delete_task_push_notification_config(params(raw)?, ctx)
                 .await?;
-            to_value(serde_json::Map::new())
+            to_value(id, serde_json::Map::new())
         }
-        methods::GET_EXTENDED_AGENT_CARD => {
-            to_value(handler.get_extended_agent_card(params(raw)?, ctx).await?)
-        }
+        methods::GET_EXTENDED_AGENT_CARD => to_value(
+            id,
+            handler.get_extended_agent_card(params(raw)?, ctx).await?,
+        ),
         other => Err(A2aError::new(
             ErrorKind::MethodNotFound,
             format!(
@@ -193,6 +202,7 @@ pub(crate) async fn handle(State(state): State<AppState>, request: Request<Body>
     let span = tracing::info_span!("a2a_request", binding = "jsonrpc", method = %request.method.chars().take(64).collect::<String>());
     let outcome = dispatch(
         &state.handler,
+        &id,
         &request.method,
         request.params,
         &ctx,
@@ -201,9 +211,11 @@ pub(crate) async fn handle(State(state): State<AppState>, request: Request<Body>
     .instrument(span)
     .await;
     let mut response = match outcome {
-        Ok(Outcome::Unary(result)) => {
-            axum::Json(JsonRpcResponse::success(id, result)).into_response()
-        }
+        Ok(Outcome::Unary(body)) => (
+            [(CONTENT_TYPE, HeaderValue::from_static("application/json"))],
+            body,
+        )
+            .into_response(),
         Ok(Outcome::Stream(events)) => sse::respond(&state, events, move |event| {
             JsonRpcResponse::success(id.clone(), event)
         }),

@@ -227,8 +227,10 @@ enum Outcome {
 }
 
 fn json<T: serde::Serialize>(value: T) -> Result<Outcome, A2aError> {
-    serde_json::to_vec(&value)
-        .map(Outcome::Json)
+    // Sized for a typical task, so the buffer rarely grows.
+    let mut body = Vec::with_capacity(2048);
+    serde_json::to_writer(&mut body, &value)
+        .map(|()| Outcome::Json(body))
         .map_err(|_| A2aError::internal("the result could not be serialized"))
 }
 
@@ -284,7 +286,7 @@ async fn dispatch(
 ) -> Result<Outcome, A2aError> {
     use Operation::*;
     match operation {
-        Send => json(handler.send_message(body.send(tenant)?, ctx).await?),
+        Send => json(handler.send_message_answer(body.send(tenant)?, ctx).await?),
         Stream => Ok(Outcome::Stream(
             handler
                 .send_streaming_message(body.send(tenant)?, ctx)

@@ -5,8 +5,8 @@ use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
 use a2a_protocol_types::{
-    A2aError, ContextId, SendMessageRequest, SendMessageResponse, StreamResponse, Task, TaskId,
-    TaskState, TaskStatus,
+    A2aError, ContextId, Message, SendMessageRequest, SendMessageResponse, StreamResponse, Task,
+    TaskId, TaskState, TaskStatus,
 };
 use futures::{FutureExt, StreamExt, stream};
 use tokio::sync::broadcast;
@@ -64,26 +64,37 @@ impl RequestHandler {
         request: SendMessageRequest,
         ctx: &CallContext,
     ) -> Result<SendMessageResponse, A2aError> {
+        self.send_message_answer(request, ctx)
+            .await
+            .map(SendAnswer::into_response)
+    }
+
+    /// [`RequestHandler::send_message`], answering with the task as it is held rather than a
+    /// copy of it: the bindings serialize it straight from there.
+    pub(crate) async fn send_message_answer(
+        &self,
+        request: SendMessageRequest,
+        ctx: &CallContext,
+    ) -> Result<SendAnswer, A2aError> {
         let history = validate::history_length(request.history_length())?;
         let immediate = request.returns_immediately();
         let tenant = request.tenant.clone();
         match self.admit_and_start(request, ctx, false).await? {
-            Started::Replay(task) => self.answer_replay(&tenant, *task, immediate, history).await,
+            Started::Replay(task) => self
+                .answer_replay(&tenant, *task, immediate, history)
+                .await
+                .map(SendAnswer::from),
             Started::Turn(turn) => {
                 if immediate {
-                    let mut task = Task::clone(&turn.snapshot);
-                    task.truncate_history(history);
-                    return Ok(SendMessageResponse::Task(task));
+                    return Ok(SendAnswer::task(turn.snapshot, history));
                 }
                 let last = follow_live(Arc::clone(&turn.live), turn.events)
                     .fold(None, |_, e| async { Some(e) })
                     .await;
                 if let Some(StreamResponse::Message(message)) = last {
-                    return Ok(SendMessageResponse::Message(message));
+                    return Ok(SendAnswer::Message(message));
                 }
-                let mut task = turn.live.snapshot().await;
-                task.truncate_history(history);
-                Ok(SendMessageResponse::Task(task))
+                Ok(SendAnswer::task(turn.live.shared().await, history))
             }
         }
     }
@@ -349,6 +360,57 @@ impl RequestHandler {
         let mut task = self.load(tenant, &id).await?;
         task.truncate_history(history);
         Ok(SendMessageResponse::Task(task))
+    }
+}
+
+/// What a send answers: a task (shared with the live state or the store, not copied) or a
+/// direct reply. Serializes exactly as [`SendMessageResponse`] does.
+pub(crate) enum SendAnswer {
+    Task(Arc<Task>),
+    Message(Message),
+}
+
+impl SendAnswer {
+    /// The task, cut to the requested history (which needs a copy only when it cuts).
+    fn task(task: Arc<Task>, history: Option<usize>) -> Self {
+        match history {
+            Some(n) if n < task.history.len() => {
+                let mut cut = Task::clone(&task);
+                cut.truncate_history(Some(n));
+                SendAnswer::Task(Arc::new(cut))
+            }
+            _ => SendAnswer::Task(task),
+        }
+    }
+
+    fn into_response(self) -> SendMessageResponse {
+        match self {
+            SendAnswer::Task(task) => SendMessageResponse::Task(Arc::unwrap_or_clone(task)),
+            SendAnswer::Message(message) => SendMessageResponse::Message(message),
+        }
+    }
+}
+
+impl From<SendMessageResponse> for SendAnswer {
+    fn from(response: SendMessageResponse) -> Self {
+        match response {
+            SendMessageResponse::Task(task) => SendAnswer::Task(Arc::new(task)),
+            SendMessageResponse::Message(message) => SendAnswer::Message(message),
+        }
+    }
+}
+
+impl serde::Serialize for SendAnswer {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        // The same wrapper keys as SendMessageResponse: {"task": ...} or {"message": ...}.
+        match self {
+            SendAnswer::Task(task) => {
+                serializer.serialize_newtype_variant("SendMessageResponse", 0, "task", &**task)
+            }
+            SendAnswer::Message(message) => {
+                serializer.serialize_newtype_variant("SendMessageResponse", 1, "message", message)
+            }
+        }
     }
 }
 

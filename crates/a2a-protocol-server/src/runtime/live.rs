@@ -9,7 +9,6 @@ use a2a_protocol_types::{StreamResponse, Task, TaskId};
 use tokio::sync::{Mutex as AsyncMutex, broadcast};
 use tokio_util::sync::CancellationToken;
 
-/// Events a slow stream may fall behind by before it is resynchronised with a snapshot.
 /// Events a stream may fall behind by before it is sent a fresh snapshot instead. Events are
 /// shared (`Arc`), so a slot costs a pointer; tasks emit a handful of events a turn.
 const STREAM_BUFFER: usize = 32;
@@ -57,13 +56,16 @@ impl LiveTask {
         Task::clone(&self.state.lock().await.task)
     }
 
+    /// The current task, shared rather than copied.
+    pub(crate) async fn shared(&self) -> Arc<Task> {
+        Arc::clone(&self.state.lock().await.task)
+    }
+
     /// Whether the task is terminal or waits for input, without copying it.
     pub(crate) async fn is_settled(&self) -> bool {
         self.state.lock().await.task.status.state.is_settled()
     }
 }
-
-type LiveKey = (String, TaskId);
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|e| e.into_inner())
@@ -83,23 +85,22 @@ fn new_live(tenant: &str, task: &Arc<Task>) -> Arc<LiveTask> {
     })
 }
 
-/// The live tasks of this process.
+/// The live tasks of this process, by tenant, then by task: lookups borrow their keys.
 #[derive(Default)]
 pub(crate) struct Registry {
-    live: Mutex<HashMap<LiveKey, Arc<LiveTask>>>,
+    live: Mutex<HashMap<String, HashMap<TaskId, Arc<LiveTask>>>>,
 }
 
 impl Registry {
     /// Starts a turn on `task`, making it live if it is not.
     pub(crate) fn begin_turn(&self, tenant: &str, task: &Arc<Task>) -> Arc<LiveTask> {
         let mut live = lock(&self.live);
-        let key = (tenant.to_owned(), task.id.clone());
-        if let Some(entry) = live.get(&key) {
+        if let Some(entry) = live.get(tenant).and_then(|tasks| tasks.get(&task.id)) {
             *lock(&entry.turns) += 1;
             return Arc::clone(entry);
         }
         let entry = new_live(tenant, task);
-        live.insert(key, Arc::clone(&entry));
+        tenant_tasks(&mut live, tenant).insert(task.id.clone(), Arc::clone(&entry));
         entry
     }
 
@@ -110,19 +111,22 @@ impl Registry {
         task: &Arc<Task>,
     ) -> Option<Arc<LiveTask>> {
         let mut live = lock(&self.live);
-        let key = (tenant.to_owned(), task.id.clone());
-        if live.contains_key(&key) {
+        if live
+            .get(tenant)
+            .is_some_and(|tasks| tasks.contains_key(&task.id))
+        {
             return None;
         }
         let entry = new_live(tenant, task);
-        live.insert(key, Arc::clone(&entry));
+        tenant_tasks(&mut live, tenant).insert(task.id.clone(), Arc::clone(&entry));
         Some(entry)
     }
 
     /// The task's live state, if a turn is in progress.
     pub(crate) fn get(&self, tenant: &str, id: &TaskId) -> Option<Arc<LiveTask>> {
         lock(&self.live)
-            .get(&(tenant.to_owned(), id.clone()))
+            .get(tenant)
+            .and_then(|tasks| tasks.get(id))
             .cloned()
     }
 
@@ -134,7 +138,12 @@ impl Registry {
             *turns = turns.saturating_sub(1);
             let last = *turns == 0;
             if last {
-                live.remove(&(task.tenant.clone(), task.task_id.clone()));
+                if let Some(tasks) = live.get_mut(task.tenant.as_str()) {
+                    tasks.remove(&task.task_id);
+                    if tasks.is_empty() {
+                        live.remove(task.tenant.as_str());
+                    }
+                }
             }
             last
         };
@@ -142,4 +151,12 @@ impl Registry {
             task.state.lock().await.events = None;
         }
     }
+}
+
+/// A tenant's live tasks, created on first use. (The key costs nothing for the empty tenant.)
+fn tenant_tasks<'a>(
+    live: &'a mut HashMap<String, HashMap<TaskId, Arc<LiveTask>>>,
+    tenant: &str,
+) -> &'a mut HashMap<TaskId, Arc<LiveTask>> {
+    live.entry(tenant.to_owned()).or_default()
 }

@@ -24,8 +24,11 @@ struct KeyEntry {
 impl KeyEntry {
     fn new(task_id: &str, message_id: &str, expires_at: Instant) -> Option<Self> {
         let split = u32::try_from(task_id.len()).ok()?;
+        let mut ids = String::with_capacity(task_id.len() + message_id.len());
+        ids.push_str(task_id);
+        ids.push_str(message_id);
         Some(Self {
-            ids: format!("{task_id}{message_id}").into_boxed_str(),
+            ids: ids.into_boxed_str(),
             split,
             expires_at,
         })
@@ -40,19 +43,41 @@ impl KeyEntry {
     }
 }
 
-/// The index key of a claim: scope and key, length-prefixed so no two scopes collide.
+/// The index's key for a claim: tenant, caller and key, each length-prefixed where another part
+/// follows it, so no two scopes can run together into one key. Built by hand: it is made on
+/// every keyed send.
 fn index_key(claim: &KeyClaim) -> Box<str> {
     let tenant = &claim.scope.tenant;
-    match &claim.scope.caller {
-        Some(caller) => format!(
-            "{}:{tenant}{}:{caller}{}",
-            tenant.len(),
-            caller.len(),
-            claim.key
-        ),
-        None => format!("{}:{tenant}-{}", tenant.len(), claim.key),
+    let caller = claim.scope.caller.as_deref();
+    let mut key =
+        String::with_capacity(tenant.len() + caller.map_or(0, str::len) + claim.key.len() + 24);
+    push_len(&mut key, tenant.len());
+    key.push(':');
+    key.push_str(tenant);
+    match caller {
+        Some(caller) => {
+            push_len(&mut key, caller.len());
+            key.push(':');
+            key.push_str(caller);
+        }
+        None => key.push('-'),
     }
-    .into_boxed_str()
+    key.push_str(&claim.key);
+    key.into_boxed_str()
+}
+
+fn push_len(out: &mut String, mut n: usize) {
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    out.extend(digits[at..].iter().map(|&d| char::from(d)));
 }
 
 fn status_millis(task: &Task) -> i64 {
@@ -111,7 +136,12 @@ impl Shard {
         } else {
             self.terminal.remove(&task.id);
         }
-        self.tasks.insert(task.id.clone(), task);
+        match self.tasks.get_mut(&task.id) {
+            Some(slot) => *slot = task,
+            None => {
+                self.tasks.insert(task.id.clone(), task);
+            }
+        }
         Ok(())
     }
 
@@ -234,5 +264,41 @@ impl Shard {
     /// How many tasks are held.
     pub(crate) fn task_count(&self) -> usize {
         self.tasks.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::KeyScope;
+
+    fn claim(tenant: &str, caller: Option<&str>) -> KeyClaim {
+        KeyClaim {
+            scope: KeyScope {
+                tenant: tenant.into(),
+                caller: caller.map(Into::into),
+            },
+            key: "k".repeat(16),
+            message_id: "m".into(),
+            task_id: "t".into(),
+        }
+    }
+
+    #[test]
+    fn index_keys_prefix_each_scope_part_with_its_length() {
+        let key = "k".repeat(16);
+        assert_eq!(&*index_key(&claim("", None)), format!("0:-{key}"));
+        assert_eq!(&*index_key(&claim("acme", None)), format!("4:acme-{key}"));
+        assert_eq!(
+            &*index_key(&claim("acme", Some("alice"))),
+            format!("4:acme5:alice{key}")
+        );
+        let long = "t".repeat(1234);
+        assert!(index_key(&claim(&long, None)).starts_with("1234:"));
+        // Parts cannot run together: moving a character between tenant and caller changes the key.
+        assert_ne!(
+            index_key(&claim("ab", Some("c"))),
+            index_key(&claim("a", Some("bc")))
+        );
     }
 }
