@@ -11,7 +11,8 @@
 //! Settings: `A2A_BENCH_ROUNDS` (3), `A2A_BENCH_SECONDS` (3), `A2A_BENCH_POSTGRES_URL`
 //! (`postgres://postgres@127.0.0.1:5432/test`), `A2A_BENCH_QUICK=1` (one round, short runs,
 //! small memory runs: a smoke test of the harness, not figures to report), `A2A_BENCH_ONLY`
-//! (measure only the servers whose label contains it, and skip the memory runs),
+//! (measure only the servers whose label contains one of its comma-separated parts, and skip
+//! the memory runs),
 //! `A2A_BENCH_A2A` (another build of `a2a` to serve, say one with frame pointers to profile).
 
 mod floor;
@@ -134,7 +135,7 @@ fn main() {
         Kind::Ours("postgres"),
     ]
     .into_iter()
-    .filter(|kind| kind.label().contains(only.as_str()))
+    .filter(|kind| only.split(',').any(|part| kind.label().contains(part)))
     .collect();
     let mut samples = Vec::new();
     let mut run_id = 1u64;

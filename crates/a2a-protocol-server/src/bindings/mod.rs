@@ -3,6 +3,7 @@
 
 mod card;
 mod common;
+mod envelope;
 mod jsonrpc;
 mod rest;
 mod sse;

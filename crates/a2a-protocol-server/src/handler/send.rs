@@ -16,7 +16,7 @@ use super::{CallContext, EventStream, RequestHandler, validate};
 use crate::executor::RequestContext;
 use crate::idempotency::Admission;
 use crate::runtime::direct_reply;
-use crate::runtime::{BudgetState, EventSink, LiveTask, SharedEvent, follow_live};
+use crate::runtime::{BudgetState, EventSink, LiveTask, SharedEvent, await_settled, follow_live};
 use crate::store::KeyScope;
 
 /// A turn that has started: the task as it was before the agent ran, and its events since.
@@ -85,16 +85,21 @@ impl RequestHandler {
                 .await
                 .map(SendAnswer::from),
             Started::Turn(turn) => {
+                let Turn {
+                    live,
+                    snapshot,
+                    events,
+                    ..
+                } = *turn;
                 if immediate {
-                    return Ok(SendAnswer::task(turn.snapshot, history));
+                    return Ok(SendAnswer::task(snapshot, history));
                 }
-                let last = follow_live(Arc::clone(&turn.live), turn.events)
-                    .fold(None, |_, e| async { Some(e) })
-                    .await;
-                if let Some(StreamResponse::Message(message)) = last {
-                    return Ok(SendAnswer::Message(message));
+                // Let go of the first version, so the turn's events can reuse it.
+                drop(snapshot);
+                if let Some(reply) = await_settled(events).await {
+                    return Ok(SendAnswer::Message(reply));
                 }
-                Ok(SendAnswer::task(turn.live.shared().await, history))
+                Ok(SendAnswer::task(live.shared().await, history))
             }
         }
     }
@@ -232,12 +237,18 @@ impl RequestHandler {
                 message.context_id = Some(stored.context_id.clone());
                 let appended = async {
                     let mut state = live.state.lock().await;
-                    let mut task = Task::clone(&state.task);
-                    task.history.push(message.clone());
-                    let task = Arc::new(task);
-                    store.save_shared(&tenant, &task).await?;
-                    state.task = task;
-                    Ok::<_, A2aError>(())
+                    let mut draft = state.draft();
+                    Arc::make_mut(&mut draft).history.push(message.clone());
+                    match store.save_shared(&tenant, &draft).await {
+                        Ok(()) => {
+                            state.commit(draft);
+                            Ok(())
+                        }
+                        Err(error) => {
+                            state.discard(draft);
+                            Err(A2aError::from(error))
+                        }
+                    }
                 }
                 .await;
                 if let Err(error) = appended {

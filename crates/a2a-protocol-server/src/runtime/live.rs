@@ -9,6 +9,14 @@ use a2a_protocol_types::{StreamResponse, Task, TaskId};
 use tokio::sync::{Mutex as AsyncMutex, broadcast};
 use tokio_util::sync::CancellationToken;
 
+use super::refresh::refresh;
+
+/// Task ids are generated here, not chosen by clients, so their maps take a fast hash.
+type TaskIdHasher = foldhash::fast::RandomState;
+
+/// One tenant's live tasks.
+type TenantTasks = HashMap<TaskId, Arc<LiveTask>, TaskIdHasher>;
+
 /// Events a stream may fall behind by before it is sent a fresh snapshot instead. Events are
 /// shared (`Arc`), so a slot costs a pointer; tasks emit a handful of events a turn.
 const STREAM_BUFFER: usize = 32;
@@ -21,6 +29,34 @@ pub(crate) struct LiveState {
     pub(crate) task: Arc<Task>,
     /// Taken when the last turn ends, which ends every stream.
     pub(crate) events: Option<broadcast::Sender<SharedEvent>>,
+    /// The version before `task`, kept to become the next draft once nothing else holds it.
+    spare: Option<Arc<Task>>,
+}
+
+impl LiveState {
+    /// A private copy of the task to change and then [`commit`](Self::commit) or
+    /// [`discard`](Self::discard). Changing a copy means a refused change or a failed save
+    /// leaves the task as it was. The copy is the previous version, refreshed, when nothing
+    /// holds it any more (the store has moved on to the current one); otherwise a fresh copy.
+    pub(crate) fn draft(&mut self) -> Arc<Task> {
+        if let Some(mut spare) = self.spare.take() {
+            if let Some(copy) = Arc::get_mut(&mut spare) {
+                refresh(copy, &self.task);
+                return spare;
+            }
+        }
+        Arc::new(Task::clone(&self.task))
+    }
+
+    /// Makes a saved draft the current task.
+    pub(crate) fn commit(&mut self, draft: Arc<Task>) {
+        self.spare = Some(std::mem::replace(&mut self.task, draft));
+    }
+
+    /// Puts back a draft that was not saved; the next draft refreshes it in full.
+    pub(crate) fn discard(&mut self, draft: Arc<Task>) {
+        self.spare = Some(draft);
+    }
 }
 
 /// A task with a turn in progress.
@@ -79,6 +115,7 @@ fn new_live(tenant: &str, task: &Arc<Task>) -> Arc<LiveTask> {
         state: AsyncMutex::new(LiveState {
             task: Arc::clone(task),
             events: Some(events),
+            spare: None,
         }),
         cancel: CancellationToken::new(),
         turns: Mutex::new(1),
@@ -88,7 +125,7 @@ fn new_live(tenant: &str, task: &Arc<Task>) -> Arc<LiveTask> {
 /// The live tasks of this process, by tenant, then by task: lookups borrow their keys.
 #[derive(Default)]
 pub(crate) struct Registry {
-    live: Mutex<HashMap<String, HashMap<TaskId, Arc<LiveTask>>>>,
+    live: Mutex<HashMap<String, TenantTasks>>,
 }
 
 impl Registry {
@@ -155,8 +192,8 @@ impl Registry {
 
 /// A tenant's live tasks, created on first use. (The key costs nothing for the empty tenant.)
 fn tenant_tasks<'a>(
-    live: &'a mut HashMap<String, HashMap<TaskId, Arc<LiveTask>>>,
+    live: &'a mut HashMap<String, TenantTasks>,
     tenant: &str,
-) -> &'a mut HashMap<TaskId, Arc<LiveTask>> {
+) -> &'a mut TenantTasks {
     live.entry(tenant.to_owned()).or_default()
 }

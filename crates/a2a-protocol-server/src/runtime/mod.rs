@@ -4,6 +4,7 @@
 mod budget;
 mod lifecycle;
 mod live;
+mod refresh;
 mod sink;
 mod watch;
 
@@ -11,4 +12,4 @@ pub(crate) use budget::BudgetState;
 pub(crate) use lifecycle::direct_reply;
 pub(crate) use live::{LiveTask, Registry, SharedEvent};
 pub use sink::EventSink;
-pub(crate) use watch::{follow_live, follow_store};
+pub(crate) use watch::{await_settled, follow_live, follow_store};

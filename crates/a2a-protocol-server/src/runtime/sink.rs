@@ -244,13 +244,22 @@ impl EventSink {
         change: impl FnOnce(&mut Task) -> Result<StreamResponse, A2aError>,
     ) -> Result<(), A2aError> {
         let mut state = self.live.state.lock().await;
-        // Changed on a copy, so a refused change or a failed save leaves the task as it was.
-        let mut task = Task::clone(&state.task);
-        let mut event = change(&mut task)?;
-        self.annotate_budget(&mut task, &mut event);
-        let task = Arc::new(task);
-        self.store.save_shared(&self.live.tenant, &task).await?;
-        state.task = task;
+        let mut draft = state.draft();
+        // A draft is never shared, so this borrows it without copying.
+        let task = Arc::make_mut(&mut draft);
+        let mut event = match change(task) {
+            Ok(event) => event,
+            Err(error) => {
+                state.discard(draft);
+                return Err(error);
+            }
+        };
+        self.annotate_budget(task, &mut event);
+        if let Err(error) = self.store.save_shared(&self.live.tenant, &draft).await {
+            state.discard(draft);
+            return Err(error.into());
+        }
+        state.commit(draft);
         if let Some(events) = &state.events {
             // No receivers is fine: nobody is streaming this task.
             let _ = events.send(Arc::new(event));

@@ -5,7 +5,9 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
-use a2a_protocol_types::{StreamResponse, Task, TaskArtifactUpdateEvent, TaskStatusUpdateEvent};
+use a2a_protocol_types::{
+    Message, StreamResponse, Task, TaskArtifactUpdateEvent, TaskStatusUpdateEvent,
+};
 use futures::Stream;
 use futures::stream;
 use tokio::sync::broadcast;
@@ -54,6 +56,28 @@ pub(crate) fn follow_live(
     }))
 }
 
+/// Waits until the turn `events` follows settles or ends, and returns its direct reply if it
+/// answered with one. For a caller that wants only the outcome: no stream is built and no
+/// event is copied.
+pub(crate) async fn await_settled(
+    events: Option<broadcast::Receiver<SharedEvent>>,
+) -> Option<Message> {
+    let mut events = events?;
+    loop {
+        match events.recv().await {
+            Ok(event) if event.is_final() => {
+                return match &*event {
+                    StreamResponse::Message(reply) => Some(reply.clone()),
+                    _ => None,
+                };
+            }
+            // A lag only skips events this waiter would not have looked at.
+            Ok(_) | Err(RecvError::Lagged(_)) => {}
+            Err(RecvError::Closed) => return None,
+        }
+    }
+}
+
 const FIRST_POLL: Duration = Duration::from_millis(50);
 const MAX_POLL: Duration = Duration::from_secs(1);
 
@@ -89,7 +113,7 @@ pub(crate) fn follow_store(store: Arc<dyn TaskStore>, tenant: String, last: Task
                 Ok(Some(task)) => task,
                 Ok(None) => return None,
                 Err(error) => {
-                    tracing::warn!(%error, "polling a task for its stream failed");
+                    tracing::warn!(task_id = %state.last.id, %error, "polling a task for its stream failed");
                     continue;
                 }
             };

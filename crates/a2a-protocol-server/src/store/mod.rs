@@ -12,6 +12,7 @@
 //!   and get `TaskNotFound`, not a free key and a second run.
 
 mod config;
+mod key_index;
 mod memory;
 mod page_token;
 mod retention;

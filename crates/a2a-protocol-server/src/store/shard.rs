@@ -11,74 +11,11 @@ use std::time::Instant;
 use a2a_protocol_types::{Task, TaskId};
 use hashlink::LinkedHashMap;
 
+use super::key_index::KeyIndex;
 use super::{ClaimOutcome, KeyClaim, PageCursor, StoreError, TaskPage, TaskQuery, TaskStoreConfig};
 
-/// A held key: the task it created and the message that created it, in one allocation.
-struct KeyEntry {
-    /// `task_id` followed by `message_id`; `split` is where one ends and the other begins.
-    ids: Box<str>,
-    split: u32,
-    expires_at: Instant,
-}
-
-impl KeyEntry {
-    fn new(task_id: &str, message_id: &str, expires_at: Instant) -> Option<Self> {
-        let split = u32::try_from(task_id.len()).ok()?;
-        let mut ids = String::with_capacity(task_id.len() + message_id.len());
-        ids.push_str(task_id);
-        ids.push_str(message_id);
-        Some(Self {
-            ids: ids.into_boxed_str(),
-            split,
-            expires_at,
-        })
-    }
-
-    fn task_id(&self) -> &str {
-        self.ids.get(..self.split as usize).unwrap_or("")
-    }
-
-    fn message_id(&self) -> &str {
-        self.ids.get(self.split as usize..).unwrap_or("")
-    }
-}
-
-/// The index's key for a claim: tenant, caller and key, each length-prefixed where another part
-/// follows it, so no two scopes can run together into one key. Built by hand: it is made on
-/// every keyed send.
-fn index_key(claim: &KeyClaim) -> Box<str> {
-    let tenant = &claim.scope.tenant;
-    let caller = claim.scope.caller.as_deref();
-    let mut key =
-        String::with_capacity(tenant.len() + caller.map_or(0, str::len) + claim.key.len() + 24);
-    push_len(&mut key, tenant.len());
-    key.push(':');
-    key.push_str(tenant);
-    match caller {
-        Some(caller) => {
-            push_len(&mut key, caller.len());
-            key.push(':');
-            key.push_str(caller);
-        }
-        None => key.push('-'),
-    }
-    key.push_str(&claim.key);
-    key.into_boxed_str()
-}
-
-fn push_len(out: &mut String, mut n: usize) {
-    let mut digits = [0u8; 20];
-    let mut at = digits.len();
-    loop {
-        at -= 1;
-        digits[at] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    out.extend(digits[at..].iter().map(|&d| char::from(d)));
-}
+/// Hashes maps keyed by task ids, which this server generates: speed is safe there.
+type TaskIdHasher = foldhash::fast::RandomState;
 
 fn status_millis(task: &Task) -> i64 {
     task.status.timestamp.map_or(0, |t| t.unix_millis())
@@ -87,22 +24,22 @@ fn status_millis(task: &Task) -> i64 {
 pub(crate) struct Shard {
     config: TaskStoreConfig,
     /// Shared with the live state of tasks being worked on, so a save copies nothing.
-    tasks: HashMap<TaskId, Arc<Task>>,
+    tasks: HashMap<TaskId, Arc<Task>, TaskIdHasher>,
     /// (status time, id) of every task, for newest-first listing.
     order: BTreeSet<(i64, TaskId)>,
     /// Terminal tasks, oldest first, with when they were seen terminal.
-    terminal: LinkedHashMap<TaskId, Instant>,
-    keys: LinkedHashMap<Box<str>, KeyEntry>,
+    terminal: LinkedHashMap<TaskId, Instant, TaskIdHasher>,
+    keys: KeyIndex,
 }
 
 impl Shard {
     pub(crate) fn new(config: TaskStoreConfig) -> Self {
         Self {
             config,
-            tasks: HashMap::new(),
+            tasks: HashMap::default(),
             order: BTreeSet::new(),
-            terminal: LinkedHashMap::new(),
-            keys: LinkedHashMap::new(),
+            terminal: LinkedHashMap::default(),
+            keys: KeyIndex::new(),
         }
     }
 
@@ -220,43 +157,18 @@ impl Shard {
     }
 
     pub(crate) fn claim(&mut self, claim: &KeyClaim) -> Result<ClaimOutcome, StoreError> {
-        let now = Instant::now();
-        while self.keys.front().is_some_and(|(_, e)| e.expires_at <= now) {
-            self.keys.pop_front();
-        }
-        let index = index_key(claim);
-        if let Some(entry) = self.keys.get(&index) {
-            return Ok(if entry.message_id() == claim.message_id.as_str() {
-                ClaimOutcome::Replay(TaskId::new(entry.task_id()))
-            } else {
-                ClaimOutcome::Conflict
-            });
-        }
-        if self.keys.len() >= self.config.max_idempotency_keys {
-            return Err(StoreError::CapacityExceeded("idempotency keys"));
-        }
-        let entry = KeyEntry::new(
-            claim.task_id.as_str(),
-            claim.message_id.as_str(),
-            now + self.config.idempotency_key_ttl,
+        self.keys.claim(
+            claim,
+            self.config.idempotency_key_ttl,
+            self.config.max_idempotency_keys,
         )
-        .ok_or(StoreError::CapacityExceeded("task id length"))?;
-        self.keys.insert(index, entry);
-        Ok(ClaimOutcome::Claimed)
     }
 
     pub(crate) fn release(&mut self, claim: &KeyClaim) {
-        let index = index_key(claim);
-        if self
-            .keys
-            .get(&index)
-            .is_some_and(|e| e.task_id() == claim.task_id.as_str())
-        {
-            self.keys.remove(&index);
-        }
+        self.keys.release(claim);
     }
 
-    /// How many keys are held (expired ones included until the next claim sweeps them).
+    /// How many keys are held (expired ones included until the next claim drops them).
     pub(crate) fn key_count(&self) -> usize {
         self.keys.len()
     }
@@ -264,41 +176,5 @@ impl Shard {
     /// How many tasks are held.
     pub(crate) fn task_count(&self) -> usize {
         self.tasks.len()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::store::KeyScope;
-
-    fn claim(tenant: &str, caller: Option<&str>) -> KeyClaim {
-        KeyClaim {
-            scope: KeyScope {
-                tenant: tenant.into(),
-                caller: caller.map(Into::into),
-            },
-            key: "k".repeat(16),
-            message_id: "m".into(),
-            task_id: "t".into(),
-        }
-    }
-
-    #[test]
-    fn index_keys_prefix_each_scope_part_with_its_length() {
-        let key = "k".repeat(16);
-        assert_eq!(&*index_key(&claim("", None)), format!("0:-{key}"));
-        assert_eq!(&*index_key(&claim("acme", None)), format!("4:acme-{key}"));
-        assert_eq!(
-            &*index_key(&claim("acme", Some("alice"))),
-            format!("4:acme5:alice{key}")
-        );
-        let long = "t".repeat(1234);
-        assert!(index_key(&claim(&long, None)).starts_with("1234:"));
-        // Parts cannot run together: moving a character between tenant and caller changes the key.
-        assert_ne!(
-            index_key(&claim("ab", Some("c"))),
-            index_key(&claim("a", Some("bc")))
-        );
     }
 }

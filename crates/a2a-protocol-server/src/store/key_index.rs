@@ -1,0 +1,297 @@
+//! The in-memory index of idempotency keys: which task and message each held key belongs to,
+//! oldest first, so expiry pops from the front and costs time proportional to what expires.
+//!
+//! Keys are chosen by clients, so the index hashes them with std's seeded SipHash, built to
+//! resist inputs crafted to collide; a hash an attacker could learn to collide would turn each
+//! claim into a scan of every held key. Each key is hashed once, when it is claimed, and keeps
+//! its hash, so growing the index moves keys without hashing them again.
+
+use std::hash::{BuildHasher, BuildHasherDefault, Hash, Hasher, RandomState};
+use std::time::{Duration, Instant};
+
+use a2a_protocol_types::TaskId;
+use hashlink::LinkedHashMap;
+use hashlink::linked_hash_map::Entry;
+
+use super::{ClaimOutcome, KeyClaim, StoreError};
+
+/// The hash of a key's scoped text: SipHash with a per-process random key.
+type KeyHasher = RandomState;
+
+/// The keys held in one namespace.
+pub(crate) struct KeyIndex {
+    entries: LinkedHashMap<IndexKey, KeyEntry, BuildHasherDefault<StoredHash>>,
+    hasher: KeyHasher,
+}
+
+impl KeyIndex {
+    pub(crate) fn new() -> Self {
+        Self {
+            entries: LinkedHashMap::default(),
+            hasher: KeyHasher::new(),
+        }
+    }
+
+    /// Claims `claim`'s key for its message and task, unless the key is held: then the answer
+    /// is a replay (same message) or a conflict (another message). Expired keys are dropped
+    /// first; a new key past `max` held is refused.
+    pub(crate) fn claim(
+        &mut self,
+        claim: &KeyClaim,
+        ttl: Duration,
+        max: usize,
+    ) -> Result<ClaimOutcome, StoreError> {
+        let now = Instant::now();
+        while self
+            .entries
+            .front()
+            .is_some_and(|(_, e)| e.expires_at <= now)
+        {
+            self.entries.pop_front();
+        }
+        let full = self.entries.len() >= max;
+        let slot = match self.entries.entry(self.key_of(claim)) {
+            Entry::Occupied(held) => {
+                let entry = held.get();
+                return Ok(if entry.message_id() == claim.message_id.as_str() {
+                    ClaimOutcome::Replay(TaskId::new(entry.task_id()))
+                } else {
+                    ClaimOutcome::Conflict
+                });
+            }
+            Entry::Vacant(slot) => slot,
+        };
+        if full {
+            return Err(StoreError::CapacityExceeded("idempotency keys"));
+        }
+        let entry = KeyEntry::new(claim.task_id.as_str(), claim.message_id.as_str(), now + ttl)
+            .ok_or(StoreError::CapacityExceeded("task id length"))?;
+        slot.insert(entry);
+        Ok(ClaimOutcome::Claimed)
+    }
+
+    /// Frees `claim`'s key if it is still held for `claim`'s task.
+    pub(crate) fn release(&mut self, claim: &KeyClaim) {
+        let key = self.key_of(claim);
+        if self
+            .entries
+            .get(&key)
+            .is_some_and(|e| e.task_id() == claim.task_id.as_str())
+        {
+            self.entries.remove(&key);
+        }
+    }
+
+    /// How many keys are held (expired ones included until the next claim drops them).
+    pub(crate) fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    fn key_of(&self, claim: &KeyClaim) -> IndexKey {
+        let text = scoped_text(claim);
+        IndexKey {
+            hash: self.hasher.hash_one(&text),
+            text,
+        }
+    }
+}
+
+/// A held key as the index knows it: its scoped text and that text's hash.
+struct IndexKey {
+    hash: u64,
+    text: Box<str>,
+}
+
+impl Hash for IndexKey {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        state.write_u64(self.hash);
+    }
+}
+
+impl PartialEq for IndexKey {
+    fn eq(&self, other: &Self) -> bool {
+        self.hash == other.hash && self.text == other.text
+    }
+}
+
+impl Eq for IndexKey {}
+
+/// Hands the index the hash an [`IndexKey`] carries (already SipHash), computing nothing.
+#[derive(Default)]
+struct StoredHash(u64);
+
+impl Hasher for StoredHash {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        // Only `write_u64` is ever called, by `IndexKey::hash`; fold anything else in anyway.
+        for &byte in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(byte);
+        }
+    }
+
+    fn write_u64(&mut self, hash: u64) {
+        self.0 = hash;
+    }
+}
+
+/// A held key: the task it created and the message that created it, in one allocation.
+struct KeyEntry {
+    /// `task_id` followed by `message_id`; `split` is where one ends and the other begins.
+    ids: Box<str>,
+    split: u32,
+    expires_at: Instant,
+}
+
+impl KeyEntry {
+    fn new(task_id: &str, message_id: &str, expires_at: Instant) -> Option<Self> {
+        let split = u32::try_from(task_id.len()).ok()?;
+        let mut ids = String::with_capacity(task_id.len() + message_id.len());
+        ids.push_str(task_id);
+        ids.push_str(message_id);
+        Some(Self {
+            ids: ids.into_boxed_str(),
+            split,
+            expires_at,
+        })
+    }
+
+    fn task_id(&self) -> &str {
+        self.ids.get(..self.split as usize).unwrap_or("")
+    }
+
+    fn message_id(&self) -> &str {
+        self.ids.get(self.split as usize..).unwrap_or("")
+    }
+}
+
+/// A claim's tenant, caller and key in one string, each part length-prefixed where another
+/// follows it, so no two scopes can run together into one text. Built by hand: it is made on
+/// every keyed send.
+fn scoped_text(claim: &KeyClaim) -> Box<str> {
+    let tenant = &claim.scope.tenant;
+    let caller = claim.scope.caller.as_deref();
+    let mut text =
+        String::with_capacity(tenant.len() + caller.map_or(0, str::len) + claim.key.len() + 24);
+    push_len(&mut text, tenant.len());
+    text.push(':');
+    text.push_str(tenant);
+    match caller {
+        Some(caller) => {
+            push_len(&mut text, caller.len());
+            text.push(':');
+            text.push_str(caller);
+        }
+        None => text.push('-'),
+    }
+    text.push_str(&claim.key);
+    text.into_boxed_str()
+}
+
+fn push_len(out: &mut String, mut n: usize) {
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    out.extend(digits[at..].iter().map(|&d| char::from(d)));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::KeyScope;
+
+    const DAY: Duration = Duration::from_secs(86_400);
+
+    fn claim(tenant: &str, caller: Option<&str>) -> KeyClaim {
+        KeyClaim {
+            scope: KeyScope {
+                tenant: tenant.into(),
+                caller: caller.map(Into::into),
+            },
+            key: "k".repeat(16),
+            message_id: "m".into(),
+            task_id: "t".into(),
+        }
+    }
+
+    #[test]
+    fn client_chosen_keys_are_hashed_with_seeded_siphash() {
+        // A hash clients could learn to collide would let them slow every claim.
+        assert_eq!(
+            std::any::type_name::<KeyHasher>(),
+            std::any::type_name::<std::hash::RandomState>()
+        );
+    }
+
+    #[test]
+    fn scoped_texts_prefix_each_scope_part_with_its_length() {
+        let key = "k".repeat(16);
+        assert_eq!(&*scoped_text(&claim("", None)), format!("0:-{key}"));
+        assert_eq!(&*scoped_text(&claim("acme", None)), format!("4:acme-{key}"));
+        assert_eq!(
+            &*scoped_text(&claim("acme", Some("alice"))),
+            format!("4:acme5:alice{key}")
+        );
+        let long = "t".repeat(1234);
+        assert!(scoped_text(&claim(&long, None)).starts_with("1234:"));
+        // Parts cannot run together: moving a character between tenant and caller changes it.
+        assert_ne!(
+            scoped_text(&claim("ab", Some("c"))),
+            scoped_text(&claim("a", Some("bc")))
+        );
+    }
+
+    #[test]
+    fn keys_found_again_after_the_index_grows_many_times() {
+        // Growth moves keys by their stored hash; every key must still be found.
+        let mut index = KeyIndex::new();
+        let claims: Vec<KeyClaim> = (0..5_000)
+            .map(|i| KeyClaim {
+                key: format!("key-{i:012}"),
+                message_id: format!("m-{i}").into(),
+                task_id: format!("t-{i}").into(),
+                ..claim("", None)
+            })
+            .collect();
+        for c in &claims {
+            assert_eq!(
+                index.claim(c, DAY, usize::MAX).expect("room"),
+                ClaimOutcome::Claimed
+            );
+        }
+        for c in &claims {
+            assert_eq!(
+                index.claim(c, DAY, usize::MAX).expect("room"),
+                ClaimOutcome::Replay(c.task_id.clone())
+            );
+        }
+        assert_eq!(index.len(), claims.len());
+    }
+
+    #[test]
+    fn scopes_do_not_share_a_key() {
+        let mut index = KeyIndex::new();
+        let a = claim("a", None);
+        let b = KeyClaim {
+            task_id: "t-b".into(),
+            ..claim("b", None)
+        };
+        assert_eq!(index.claim(&a, DAY, 10).ok(), Some(ClaimOutcome::Claimed));
+        assert_eq!(index.claim(&b, DAY, 10).ok(), Some(ClaimOutcome::Claimed));
+        index.release(&a);
+        assert_eq!(index.len(), 1);
+        assert_eq!(
+            index.claim(&b, DAY, 10).ok(),
+            Some(ClaimOutcome::Replay("t-b".into()))
+        );
+    }
+}
