@@ -79,7 +79,7 @@ pub(crate) async fn serve(args: ServeArgs) -> Result<(), Failure> {
         "Store:      {}{}\nAgent card: http://{local}/.well-known/agent-card.json\n\
          JSON-RPC:   POST http://{local}/   HTTP+JSON: http://{local}/message:send\n\
          Try:        a2a send http://{local} \"hello\"   (Ctrl-C stops the server)",
-        args.store,
+        stores::redacted(&args.store),
         if args.tenant_aware {
             " (tenant-aware)"
         } else {
@@ -90,7 +90,7 @@ pub(crate) async fn serve(args: ServeArgs) -> Result<(), Failure> {
     if let (Some(retention), false) = (opened.retention, args.sweep_every.is_zero()) {
         server = server.with_retention_sweeper(retention, args.sweep_every, args.keep.policy());
     }
-    tracing::info!(addr = %local, store = %args.store, "serving");
+    tracing::info!(addr = %local, store = %stores::redacted(&args.store), "serving");
     server
         .serve(listener, shutdown_signal())
         .await

@@ -59,9 +59,42 @@ pub(crate) struct OpenStore {
     pub(crate) retention: Option<Arc<dyn Retention>>,
 }
 
+/// `url` fit to print or log: a password, in the user part or a `password=` parameter, is
+/// replaced by `***`.
+pub(crate) fn redacted(url: &str) -> String {
+    let mut shown = url.to_owned();
+    if let Some(scheme) = shown.find("://") {
+        let start = scheme + 3;
+        let end = shown[start..]
+            .find(['/', '?', '#'])
+            .map_or(shown.len(), |i| start + i);
+        if let Some(at) = shown[start..end].rfind('@') {
+            if let Some(colon) = shown[start..start + at].find(':') {
+                shown.replace_range(start + colon + 1..start + at, "***");
+            }
+        }
+    }
+    if let Some(query) = shown.find('?') {
+        let mut at = query + 1;
+        while at < shown.len() {
+            let end = shown[at..].find('&').map_or(shown.len(), |i| at + i);
+            let pair = &shown[at..end];
+            if let Some((name, _)) = pair.split_once('=') {
+                if name.eq_ignore_ascii_case("password") {
+                    let value = at + name.len() + 1;
+                    shown.replace_range(value..end, "***");
+                }
+            }
+            at = shown[at..].find('&').map_or(shown.len(), |i| at + i + 1);
+        }
+    }
+    shown
+}
+
 /// Opens `sqlite://FILE`, `postgres://...` or `memory:`.
 pub(crate) async fn open(url: &str, tenant_aware: bool, keep: &Keep) -> Result<OpenStore, Failure> {
-    let failed = |e: StoreError| Failure::store(format!("cannot open the store {url}: {e}"));
+    let failed =
+        |e: StoreError| Failure::store(format!("cannot open the store {}: {e}", redacted(url)));
     fn sql<S: TaskStore + Retention>(store: S) -> OpenStore {
         let store = Arc::new(store);
         OpenStore {
@@ -100,7 +133,8 @@ pub(crate) async fn open(url: &str, tenant_aware: bool, keep: &Keep) -> Result<O
         });
     }
     Err(Failure::usage(format!(
-        "unknown store {url:?}: use sqlite://FILE, postgres://USER@HOST/DB, or memory:"
+        "unknown store {:?}: use sqlite://FILE, postgres://USER@HOST/DB, or memory:",
+        redacted(url)
     )))
 }
 
@@ -125,7 +159,12 @@ pub(crate) async fn purge(args: PurgeArgs, output: Output) -> Result<(), Failure
     let report = retention
         .purge_expired(&args.keep.policy())
         .await
-        .map_err(|e| Failure::store(format!("the sweep of {} failed: {e}", args.store)))?;
+        .map_err(|e| {
+            Failure::store(format!(
+                "the sweep of {} failed: {e}",
+                redacted(&args.store)
+            ))
+        })?;
     let json = serde_json::json!({
         "tasksDeleted": report.tasks_deleted,
         "keysDeleted": report.keys_deleted,
@@ -144,4 +183,34 @@ pub(crate) async fn purge(args: PurgeArgs, output: Output) -> Result<(), Failure
         )
     })?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::redacted;
+
+    #[test]
+    fn passwords_are_hidden_wherever_a_url_carries_them() {
+        for (url, shown) in [
+            ("postgres://a:pw@db/x", "postgres://a:***@db/x"),
+            (
+                "postgres://a:p@w:rd@db:5432/x",
+                "postgres://a:***@db:5432/x",
+            ),
+            (
+                "postgres://a@db/x?password=pw",
+                "postgres://a@db/x?password=***",
+            ),
+            (
+                "postgres://a@db/x?sslmode=require&PASSWORD=pw&x=1",
+                "postgres://a@db/x?sslmode=require&PASSWORD=***&x=1",
+            ),
+            ("postgres://a@db/x", "postgres://a@db/x"),
+            ("sqlite://a2a.db", "sqlite://a2a.db"),
+            ("memory:", "memory:"),
+            ("postgres://db/x?user=a@b", "postgres://db/x?user=a@b"),
+        ] {
+            assert_eq!(redacted(url), shown, "{url}");
+        }
+    }
 }

@@ -165,6 +165,25 @@ fn serve_reports_a_database_it_cannot_open() {
 }
 
 #[test]
+fn a_password_in_a_store_url_is_never_printed() {
+    let port = dead_url().rsplit(':').next().expect("a port").to_owned();
+    for url in [
+        format!("postgres://agent:s3cret-pw@127.0.0.1:{port}/none"),
+        format!("postgres://agent@127.0.0.1:{port}/none?password=s3cret-pw&sslmode=disable"),
+    ] {
+        for args in [
+            vec!["serve", "--addr", "127.0.0.1:0", "--store", &url],
+            vec!["purge", "--store", &url],
+        ] {
+            let failed = a2a(&args).code(6);
+            let said = format!("{}{}", stdout_of(&failed), stderr_of(&failed));
+            assert!(!said.contains("s3cret-pw"), "{said}");
+            assert!(said.contains("cannot open the store"), "{said}");
+        }
+    }
+}
+
+#[test]
 fn serve_refuses_a_taken_address() {
     let server = memory_server();
     let addr = server.addr().to_string();
@@ -666,6 +685,31 @@ fn demo_counts_two_tasks_without_a_key_and_one_with() {
     assert_eq!(json["unkeyed"]["tasks"], 2);
     assert_eq!(json["keyed"]["tasks"], 1);
     assert_eq!(json["keyed"]["agentRuns"], 1);
+}
+
+#[test]
+fn every_command_reports_an_agent_or_store_it_cannot_reach() {
+    let url = dead_url();
+    for args in [
+        vec!["send", &url, "hi"],
+        vec!["send", &url, "hi", "--stream"],
+        vec!["get", &url, "t-1"],
+        vec!["tasks", &url],
+        vec!["cancel", &url, "t-1"],
+        vec!["card", &url],
+    ] {
+        a2a(&args)
+            .code(3)
+            .stderr(predicate::str::contains("cannot reach"));
+    }
+    let port = url.rsplit(':').next().expect("a port");
+    a2a(&[
+        "purge",
+        "--store",
+        &format!("postgres://postgres@127.0.0.1:{port}/none"),
+    ])
+    .code(6)
+    .stderr(predicate::str::contains("cannot open the store"));
 }
 
 #[test]

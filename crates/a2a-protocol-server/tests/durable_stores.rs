@@ -243,3 +243,28 @@ async fn the_server_can_run_a_retention_sweeper() {
         s.cleanup().await;
     }
 }
+
+/// A port nothing listens on.
+fn closed_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port()
+}
+
+#[tokio::test]
+async fn a_postgres_database_that_cannot_be_reached_is_reported_with_its_cause() {
+    use a2a_protocol_server::store::{PostgresTaskStore, TenantAwarePostgresTaskStore};
+    // The cause (here, a refused connection) and not only that a pool waited in vain.
+    let url = format!("postgres://postgres@127.0.0.1:{}/none", closed_port());
+    let plain = PostgresTaskStore::open(&url)
+        .await
+        .expect_err("nothing listens");
+    let tenanted = TenantAwarePostgresTaskStore::open(&url)
+        .await
+        .expect_err("nothing listens");
+    for error in [plain.to_string(), tenanted.to_string()] {
+        assert!(error.contains("refused"), "{error}");
+        assert!(!error.contains("busy"), "{error}");
+    }
+}

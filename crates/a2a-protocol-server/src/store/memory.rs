@@ -104,6 +104,12 @@ impl InMemoryTaskStore {
     }
 }
 
+impl std::fmt::Debug for InMemoryTaskStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("InMemoryTaskStore").finish_non_exhaustive()
+    }
+}
+
 impl Default for InMemoryTaskStore {
     fn default() -> Self {
         Self::new()

@@ -101,6 +101,13 @@ impl TenantAwareInMemoryTaskStore {
     }
 }
 
+impl std::fmt::Debug for TenantAwareInMemoryTaskStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TenantAwareInMemoryTaskStore")
+            .finish_non_exhaustive()
+    }
+}
+
 impl Default for TenantAwareInMemoryTaskStore {
     fn default() -> Self {
         Self::new()

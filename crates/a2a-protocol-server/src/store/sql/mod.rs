@@ -438,6 +438,12 @@ macro_rules! sql_store {
             core: statements::SqlCore,
         }
 
+        impl std::fmt::Debug for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.debug_struct(stringify!($name)).finish_non_exhaustive()
+            }
+        }
+
         impl $name {
             #[doc = concat!("Opens the database at `url` (such as `", $example, "`) and applies migrations.")]
             ///

@@ -1,7 +1,8 @@
 //! PostgreSQL stores: several server processes behind a load balancer may share one database;
 //! the claim stays atomic across them.
 
-use sqlx::postgres::{PgPool, PgPoolOptions};
+use sqlx::Connection as _;
+use sqlx::postgres::{PgConnectOptions, PgConnection, PgPool, PgPoolOptions};
 
 use super::{SqlStoreOptions, sql_store};
 use crate::store::StoreError;
@@ -31,10 +32,30 @@ mod statements {
 }
 
 async fn connect(url: &str, options: &SqlStoreOptions) -> Result<PgPool, StoreError> {
+    let connect: PgConnectOptions = url.parse().map_err(|e| StoreError::Backend(Box::new(e)))?;
+    // One connection made directly says at once why the database cannot be reached (refused,
+    // unknown host, bad password, no such database); a pool retries until its acquire timeout
+    // and then reports only that it waited.
+    let first = tokio::time::timeout(
+        options.acquire_timeout,
+        PgConnection::connect_with(&connect),
+    )
+    .await
+    .map_err(|_| {
+        StoreError::Backend(
+            format!(
+                "the database did not answer within {:?}; is it running and reachable?",
+                options.acquire_timeout
+            )
+            .into(),
+        )
+    })?
+    .map_err(|e| StoreError::Backend(Box::new(e)))?;
+    let _ = first.close().await;
     PgPoolOptions::new()
         .max_connections(options.max_connections)
         .acquire_timeout(options.acquire_timeout)
-        .connect(url)
+        .connect_with(connect)
         .await
         .map_err(classify)
 }
