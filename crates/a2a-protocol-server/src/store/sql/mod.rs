@@ -146,7 +146,7 @@ pub(crate) fn holder_outcome(
 
 /// Generates the statements of a SQL store for one sqlx driver.
 macro_rules! sql_core {
-    ($db:ty, $pool:ty, $classify:path) => {
+    ($db:ty, $pool:ty, $classify:path, one_writer: $one_writer:expr) => {
         use a2a_protocol_types::{Task, TaskId};
         use sqlx::Row as _;
 
@@ -165,6 +165,8 @@ macro_rules! sql_core {
         pub(crate) struct SqlCore {
             pub(crate) pool: $pool,
             pub(crate) tenant_aware: bool,
+            /// Taken for each write when the database admits one writer at a time.
+            writer: Option<tokio::sync::Mutex<()>>,
         }
 
         impl SqlCore {
@@ -173,7 +175,20 @@ macro_rules! sql_core {
                     .run(&pool)
                     .await
                     .map_err(|e| StoreError::Backend(Box::new(e)))?;
-                Ok(Self { pool, tenant_aware })
+                let writer = $one_writer.then(|| tokio::sync::Mutex::new(()));
+                Ok(Self { pool, tenant_aware, writer })
+            }
+
+            /// Waits for this process's turn to write, where the database takes one writer
+            /// at a time (SQLite). Writers that collide in the database instead wait in its
+            /// busy handler, which sleeps up to 100 ms between tries: queuing here keeps a
+            /// write's wait to the writes ahead of it. Other processes sharing the file still
+            /// meet the busy handler, bounded by `busy_timeout`.
+            async fn write_turn(&self) -> Option<tokio::sync::MutexGuard<'_, ()>> {
+                match &self.writer {
+                    Some(writer) => Some(writer.lock().await),
+                    None => None,
+                }
             }
 
             fn task_tenant<'a>(&self, tenant: &'a str) -> &'a str {
@@ -192,6 +207,7 @@ macro_rules! sql_core {
             }
 
             pub(crate) async fn save(&self, tenant: &str, task: &Task) -> Result<(), StoreError> {
+                let _turn = self.write_turn().await;
                 sqlx::query(
                     "INSERT INTO a2a_tasks \
                        (tenant, id, context_id, state, status_millis, updated_millis, terminal, body) \
@@ -307,6 +323,7 @@ macro_rules! sql_core {
                 // changing it; either way it returns the holder. Reading our own token back
                 // means we inserted.
                 let token = uuid::Uuid::new_v4().to_string();
+                let turn = self.write_turn().await;
                 let holder = sqlx::query(
                     "INSERT INTO a2a_idempotency_keys \
                        (tenant, caller, idempotency_key, message_id, task_id, claim_token, created_millis) \
@@ -325,6 +342,7 @@ macro_rules! sql_core {
                 .fetch_one(&self.pool)
                 .await
                 .map_err($classify)?;
+                drop(turn);
                 let message_id: String = holder.try_get(0).map_err($classify)?;
                 let task_id: String = holder.try_get(1).map_err($classify)?;
                 let holder_token: String = holder.try_get(2).map_err($classify)?;
@@ -335,6 +353,7 @@ macro_rules! sql_core {
             }
 
             pub(crate) async fn release(&self, claim: &KeyClaim) -> Result<(), StoreError> {
+                let _turn = self.write_turn().await;
                 sqlx::query(
                     "DELETE FROM a2a_idempotency_keys \
                      WHERE tenant = $1 AND caller = $2 AND idempotency_key = $3 AND task_id = $4",
@@ -358,6 +377,8 @@ macro_rules! sql_core {
                 let task_cutoff = now.saturating_sub(millis(policy.terminal_max_age));
                 let mut drained = false;
                 for _ in 0..policy.max_batches {
+                    // A turn per batch, so sends wait for one batch at most.
+                    let _turn = self.write_turn().await;
                     let deleted = sqlx::query(
                         "DELETE FROM a2a_tasks WHERE (tenant, id) IN ( \
                            SELECT tenant, id FROM a2a_tasks \
@@ -394,6 +415,7 @@ macro_rules! sql_core {
                 let key_cutoff = now.saturating_sub(millis(policy.key_age()));
                 let mut drained = false;
                 for _ in 0..policy.max_batches {
+                    let _turn = self.write_turn().await;
                     let deleted = sqlx::query(&key_sql)
                         .bind(key_cutoff)
                         .bind(batch)

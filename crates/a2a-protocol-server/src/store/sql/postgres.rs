@@ -28,7 +28,7 @@ fn classify(error: sqlx::Error) -> StoreError {
 }
 
 mod statements {
-    crate::store::sql::sql_core!(sqlx::Postgres, sqlx::PgPool, super::classify);
+    crate::store::sql::sql_core!(sqlx::Postgres, sqlx::PgPool, super::classify, one_writer: false);
 }
 
 async fn connect(url: &str, options: &SqlStoreOptions) -> Result<PgPool, StoreError> {

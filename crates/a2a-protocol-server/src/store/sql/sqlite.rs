@@ -28,7 +28,7 @@ fn classify(error: sqlx::Error) -> StoreError {
 }
 
 mod statements {
-    crate::store::sql::sql_core!(sqlx::Sqlite, sqlx::SqlitePool, super::classify);
+    crate::store::sql::sql_core!(sqlx::Sqlite, sqlx::SqlitePool, super::classify, one_writer: true);
 }
 
 async fn connect(url: &str, options: &SqlStoreOptions) -> Result<SqlitePool, StoreError> {
