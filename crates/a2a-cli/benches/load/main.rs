@@ -8,7 +8,7 @@
 //! 100 000 and after 1 000 000 sends, and what 100 000 held idempotency keys cost.
 //!
 //! `cargo bench -p a2a-cli --bench load` writes `benches/results/load.md` and `load.svg`.
-//! Settings: `A2A_BENCH_ROUNDS` (3), `A2A_BENCH_SECONDS` (3), `A2A_BENCH_POSTGRES_URL`
+//! Settings: `A2A_BENCH_ROUNDS` (5), `A2A_BENCH_SECONDS` (3), `A2A_BENCH_POSTGRES_URL`
 //! (`postgres://postgres@127.0.0.1:5432/test`), `A2A_BENCH_QUICK=1` (one round, short runs,
 //! small memory runs: a smoke test of the harness, not figures to report), `A2A_BENCH_ONLY`
 //! (measure only the servers whose label contains one of its comma-separated parts, and skip
@@ -33,6 +33,8 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 /// One configuration's figures from one round.
 #[derive(Clone, Debug)]
 pub struct Sample {
+    /// Which round of the run it was measured in, from 0.
+    pub round: usize,
     pub kind: Kind,
     pub binding: Binding,
     pub keyed: bool,
@@ -57,8 +59,9 @@ pub struct MemoryRuns {
 
 const CONCURRENCY: [usize; 3] = [1, 16, 64];
 const BINDINGS: [Binding; 2] = [Binding::JsonRpc, Binding::HttpJson];
-/// Sends per measurement at most; keeps a keyed run under the in-memory key cap (100 000).
-const MAX_MEASURED: u64 = 60_000;
+/// Sends per measurement at most; with the warm-up's 5 000, a keyed run stays under the
+/// in-memory store's default key cap (100 000).
+const MAX_MEASURED: u64 = 90_000;
 
 struct Settings {
     rounds: usize,
@@ -79,7 +82,7 @@ fn settings() -> Settings {
         rounds: if quick {
             1
         } else {
-            number("A2A_BENCH_ROUNDS", 3.0) as usize
+            number("A2A_BENCH_ROUNDS", 5.0) as usize
         },
         seconds: if quick {
             0.5
@@ -169,6 +172,7 @@ fn main() {
                 ));
                 let cpu = server.cpu_time().saturating_sub(cpu_before);
                 let sample = Sample {
+                    round,
                     cpu_us_per_send: cpu.as_secs_f64() * 1e6 / measured.requests.max(1) as f64,
                     kind: kind.clone(),
                     binding,
