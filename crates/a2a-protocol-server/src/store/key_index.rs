@@ -20,7 +20,7 @@ type KeyHasher = RandomState;
 
 /// The keys held in one namespace.
 pub(crate) struct KeyIndex {
-    entries: LinkedHashMap<IndexKey, KeyEntry, BuildHasherDefault<StoredHash>>,
+    entries: LinkedHashMap<HeldKey, Instant, BuildHasherDefault<StoredHash>>,
     hasher: KeyHasher,
 }
 
@@ -45,16 +45,19 @@ impl KeyIndex {
         while self
             .entries
             .front()
-            .is_some_and(|(_, e)| e.expires_at <= now)
+            .is_some_and(|(_, expires_at)| *expires_at <= now)
         {
             self.entries.pop_front();
         }
         let full = self.entries.len() >= max;
-        let slot = match self.entries.entry(self.key_of(claim)) {
+        let key = self
+            .held(claim)
+            .ok_or(StoreError::CapacityExceeded("idempotency key length"))?;
+        let slot = match self.entries.entry(key) {
             Entry::Occupied(held) => {
-                let entry = held.get();
-                return Ok(if entry.message_id() == claim.message_id.as_str() {
-                    ClaimOutcome::Replay(TaskId::new(entry.task_id()))
+                let held = held.key();
+                return Ok(if held.message_id() == claim.message_id.as_str() {
+                    ClaimOutcome::Replay(TaskId::new(held.task_id()))
                 } else {
                     ClaimOutcome::Conflict
                 });
@@ -64,20 +67,20 @@ impl KeyIndex {
         if full {
             return Err(StoreError::CapacityExceeded("idempotency keys"));
         }
-        let entry = KeyEntry::new(claim.task_id.as_str(), claim.message_id.as_str(), now + ttl)
-            .ok_or(StoreError::CapacityExceeded("task id length"))?;
-        slot.insert(entry);
+        slot.insert(now + ttl);
         Ok(ClaimOutcome::Claimed)
     }
 
     /// Frees `claim`'s key if it is still held for `claim`'s task.
     pub(crate) fn release(&mut self, claim: &KeyClaim) {
-        let key = self.key_of(claim);
-        if self
+        let Some(key) = self.held(claim) else {
+            return;
+        };
+        let ours = self
             .entries
-            .get(&key)
-            .is_some_and(|e| e.task_id() == claim.task_id.as_str())
-        {
+            .get_key_value(&key)
+            .is_some_and(|(held, _)| held.task_id() == claim.task_id.as_str());
+        if ours {
             self.entries.remove(&key);
         }
     }
@@ -87,36 +90,67 @@ impl KeyIndex {
         self.entries.len()
     }
 
-    fn key_of(&self, claim: &KeyClaim) -> IndexKey {
-        let text = scoped_text(claim);
-        IndexKey {
-            hash: self.hasher.hash_one(&text),
-            text,
-        }
+    /// `claim` as the index would hold it; `None` for parts too long to record.
+    fn held(&self, claim: &KeyClaim) -> Option<HeldKey> {
+        let mut text = scoped_text(
+            claim,
+            claim.task_id.as_str().len() + claim.message_id.as_str().len(),
+        );
+        let scope_len = u32::try_from(text.len()).ok()?;
+        let hash = self.hasher.hash_one(text.as_str());
+        text.push_str(claim.task_id.as_str());
+        let task_end = u32::try_from(text.len()).ok()?;
+        text.push_str(claim.message_id.as_str());
+        Some(HeldKey {
+            hash,
+            scope_len,
+            task_end,
+            text: text.into_boxed_str(),
+        })
     }
 }
 
-/// A held key as the index knows it: its scoped text and that text's hash.
-struct IndexKey {
+/// A held key, in one allocation: its scoped text (tenant, caller, key), then the id of the
+/// task it created and of the message that created it. Only the scoped text identifies it;
+/// its hash is kept so the index never computes it twice.
+struct HeldKey {
     hash: u64,
+    scope_len: u32,
+    task_end: u32,
     text: Box<str>,
 }
 
-impl Hash for IndexKey {
+impl HeldKey {
+    fn scope(&self) -> &str {
+        self.text.get(..self.scope_len as usize).unwrap_or("")
+    }
+
+    fn task_id(&self) -> &str {
+        self.text
+            .get(self.scope_len as usize..self.task_end as usize)
+            .unwrap_or("")
+    }
+
+    fn message_id(&self) -> &str {
+        self.text.get(self.task_end as usize..).unwrap_or("")
+    }
+}
+
+impl Hash for HeldKey {
     fn hash<H: Hasher>(&self, state: &mut H) {
         state.write_u64(self.hash);
     }
 }
 
-impl PartialEq for IndexKey {
+impl PartialEq for HeldKey {
     fn eq(&self, other: &Self) -> bool {
-        self.hash == other.hash && self.text == other.text
+        self.hash == other.hash && self.scope() == other.scope()
     }
 }
 
-impl Eq for IndexKey {}
+impl Eq for HeldKey {}
 
-/// Hands the index the hash an [`IndexKey`] carries (already SipHash), computing nothing.
+/// Hands the index the hash a [`HeldKey`] carries (already SipHash), computing nothing.
 #[derive(Default)]
 struct StoredHash(u64);
 
@@ -126,7 +160,7 @@ impl Hasher for StoredHash {
     }
 
     fn write(&mut self, bytes: &[u8]) {
-        // Only `write_u64` is ever called, by `IndexKey::hash`; fold anything else in anyway.
+        // Only `write_u64` is ever called, by `HeldKey::hash`; fold anything else in anyway.
         for &byte in bytes {
             self.0 = self.0.rotate_left(8) ^ u64::from(byte);
         }
@@ -137,44 +171,15 @@ impl Hasher for StoredHash {
     }
 }
 
-/// A held key: the task it created and the message that created it, in one allocation.
-struct KeyEntry {
-    /// `task_id` followed by `message_id`; `split` is where one ends and the other begins.
-    ids: Box<str>,
-    split: u32,
-    expires_at: Instant,
-}
-
-impl KeyEntry {
-    fn new(task_id: &str, message_id: &str, expires_at: Instant) -> Option<Self> {
-        let split = u32::try_from(task_id.len()).ok()?;
-        let mut ids = String::with_capacity(task_id.len() + message_id.len());
-        ids.push_str(task_id);
-        ids.push_str(message_id);
-        Some(Self {
-            ids: ids.into_boxed_str(),
-            split,
-            expires_at,
-        })
-    }
-
-    fn task_id(&self) -> &str {
-        self.ids.get(..self.split as usize).unwrap_or("")
-    }
-
-    fn message_id(&self) -> &str {
-        self.ids.get(self.split as usize..).unwrap_or("")
-    }
-}
-
 /// A claim's tenant, caller and key in one string, each part length-prefixed where another
-/// follows it, so no two scopes can run together into one text. Built by hand: it is made on
-/// every keyed send.
-fn scoped_text(claim: &KeyClaim) -> Box<str> {
+/// follows it, so no two scopes can run together into one text; with room for `more` bytes.
+/// Built by hand: it is made on every keyed send.
+fn scoped_text(claim: &KeyClaim, more: usize) -> String {
     let tenant = &claim.scope.tenant;
     let caller = claim.scope.caller.as_deref();
-    let mut text =
-        String::with_capacity(tenant.len() + caller.map_or(0, str::len) + claim.key.len() + 24);
+    let mut text = String::with_capacity(
+        tenant.len() + caller.map_or(0, str::len) + claim.key.len() + 24 + more,
+    );
     push_len(&mut text, tenant.len());
     text.push(':');
     text.push_str(tenant);
@@ -187,7 +192,7 @@ fn scoped_text(claim: &KeyClaim) -> Box<str> {
         None => text.push('-'),
     }
     text.push_str(&claim.key);
-    text.into_boxed_str()
+    text
 }
 
 fn push_len(out: &mut String, mut n: usize) {
@@ -232,21 +237,28 @@ mod tests {
         );
     }
 
+    fn scoped_text_of(claim: &KeyClaim) -> String {
+        scoped_text(claim, 0)
+    }
+
     #[test]
     fn scoped_texts_prefix_each_scope_part_with_its_length() {
         let key = "k".repeat(16);
-        assert_eq!(&*scoped_text(&claim("", None)), format!("0:-{key}"));
-        assert_eq!(&*scoped_text(&claim("acme", None)), format!("4:acme-{key}"));
+        assert_eq!(&*scoped_text_of(&claim("", None)), format!("0:-{key}"));
         assert_eq!(
-            &*scoped_text(&claim("acme", Some("alice"))),
+            &*scoped_text_of(&claim("acme", None)),
+            format!("4:acme-{key}")
+        );
+        assert_eq!(
+            &*scoped_text_of(&claim("acme", Some("alice"))),
             format!("4:acme5:alice{key}")
         );
         let long = "t".repeat(1234);
-        assert!(scoped_text(&claim(&long, None)).starts_with("1234:"));
+        assert!(scoped_text_of(&claim(&long, None)).starts_with("1234:"));
         // Parts cannot run together: moving a character between tenant and caller changes it.
         assert_ne!(
-            scoped_text(&claim("ab", Some("c"))),
-            scoped_text(&claim("a", Some("bc")))
+            scoped_text_of(&claim("ab", Some("c"))),
+            scoped_text_of(&claim("a", Some("bc")))
         );
     }
 
@@ -275,6 +287,41 @@ mod tests {
             );
         }
         assert_eq!(index.len(), claims.len());
+    }
+
+    #[test]
+    fn a_held_key_answers_with_its_own_task_and_message() {
+        let mut index = KeyIndex::new();
+        let first = KeyClaim {
+            task_id: "task-a".into(),
+            message_id: "message-a".into(),
+            ..claim("acme", Some("alice"))
+        };
+        assert_eq!(
+            index.claim(&first, DAY, 10).ok(),
+            Some(ClaimOutcome::Claimed)
+        );
+        let retry = KeyClaim {
+            task_id: "task-b".into(),
+            ..first.clone()
+        };
+        assert_eq!(
+            index.claim(&retry, DAY, 10).ok(),
+            Some(ClaimOutcome::Replay("task-a".into()))
+        );
+        let other = KeyClaim {
+            message_id: "message-b".into(),
+            ..retry.clone()
+        };
+        assert_eq!(
+            index.claim(&other, DAY, 10).ok(),
+            Some(ClaimOutcome::Conflict)
+        );
+        // Only the holder's task frees it.
+        index.release(&retry);
+        assert_eq!(index.len(), 1);
+        index.release(&first);
+        assert_eq!(index.len(), 0);
     }
 
     #[test]
