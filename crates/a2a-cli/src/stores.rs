@@ -74,21 +74,17 @@ pub(crate) fn redacted(url: &str) -> String {
             }
         }
     }
-    if let Some(query) = shown.find('?') {
-        let mut at = query + 1;
-        while at < shown.len() {
-            let end = shown[at..].find('&').map_or(shown.len(), |i| at + i);
-            let pair = &shown[at..end];
-            if let Some((name, _)) = pair.split_once('=') {
-                if name.eq_ignore_ascii_case("password") {
-                    let value = at + name.len() + 1;
-                    shown.replace_range(value..end, "***");
-                }
-            }
-            at = shown[at..].find('&').map_or(shown.len(), |i| at + i + 1);
-        }
-    }
-    shown
+    let Some((head, query)) = shown.split_once('?') else {
+        return shown;
+    };
+    let query: Vec<String> = query
+        .split('&')
+        .map(|pair| match pair.split_once('=') {
+            Some((name, _)) if name.eq_ignore_ascii_case("password") => format!("{name}=***"),
+            _ => pair.to_owned(),
+        })
+        .collect();
+    format!("{head}?{}", query.join("&"))
 }
 
 /// Opens `sqlite://FILE`, `postgres://...` or `memory:`.

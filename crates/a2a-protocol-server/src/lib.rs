@@ -28,6 +28,10 @@ mod runtime;
 mod server;
 pub mod store;
 
+/// Hashes maps keyed by task ids, which this server generates rather than its clients, so a
+/// fast hash is safe there. (Keys clients choose take std's seeded SipHash.)
+type TaskIdHasher = foldhash::fast::RandomState;
+
 pub use a2a_protocol_types as types;
 pub use executor::{AgentExecutor, CallerIdentity, CancelContext, EventSink, RequestContext};
 pub use handler::{CallContext, EventStream, HandlerConfig, RequestHandler, RequestHandlerBuilder};

@@ -31,27 +31,18 @@ pub(crate) fn check_version(
         .map(str::trim)
         .filter(|v| !v.is_empty());
     // The query is read only when the header is missing: the header wins.
-    let from_query = || {
-        query.and_then(|q| {
-            serde_urlencoded::from_str::<Vec<(String, String)>>(q)
-                .ok()?
-                .into_iter()
-                .find(|(k, _)| k.eq_ignore_ascii_case(VERSION_HEADER))
-                .map(|(_, v)| v)
-                .filter(|v| !v.is_empty())
-        })
-    };
-    let queried;
-    let requested = match header {
+    let queried = header.is_none().then_some(query).flatten().and_then(|q| {
+        serde_urlencoded::from_str::<Vec<(String, String)>>(q)
+            .ok()?
+            .into_iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(VERSION_HEADER))
+            .map(|(_, v)| v)
+            .filter(|v| !v.is_empty())
+    });
+    let requested = match header.or(queried.as_deref()) {
         Some(v) => v,
-        None => match from_query() {
-            Some(v) => {
-                queried = v;
-                queried.as_str()
-            }
-            None if state.config.require_version_header => "0.3",
-            None => return Ok(()),
-        },
+        None if state.config.require_version_header => "0.3",
+        None => return Ok(()),
     };
     let major_minor = match requested.match_indices('.').nth(1) {
         Some((end, _)) => &requested[..end],

@@ -33,11 +33,10 @@ fn error_response(id: JsonRpcId, error: &A2aError, status: StatusCode) -> Respon
     response
 }
 
-/// The params, still as the text they arrived in: decoded once, into the method's own type.
-type RawParams = Option<Box<RawValue>>;
-
-fn params<T: DeserializeOwned>(params: RawParams) -> Result<T, A2aError> {
-    let text = params.as_deref().map_or("{}", RawValue::get);
+/// Decodes a method's params (absent params read as `{}`) into its own type.
+fn params<T: DeserializeOwned>(input: Params) -> Result<T, A2aError> {
+    let raw = input.text();
+    let text = raw.as_deref().map_or("{}", RawValue::get);
     serde_json::from_str(text).map_err(|error| {
         A2aError::invalid_params(format!("params are invalid: {error}"))
             .with_field_violation("params", error.to_string())
@@ -58,8 +57,8 @@ enum Outcome {
     Stream(EventStream),
 }
 
-/// Serializes the response to `id` in one pass, into a buffer sized for a typical task.
-fn to_value<T: serde::Serialize>(id: &JsonRpcId, value: T) -> Result<Outcome, A2aError> {
+/// The whole response to `id`, serialized in one pass into a buffer sized for a typical task.
+fn respond<T: serde::Serialize>(id: &JsonRpcId, value: T) -> Result<Outcome, A2aError> {
     let mut body = Vec::with_capacity(2048);
     serde_json::to_writer(&mut body, &JsonRpcResponse::success(id.clone(), value))
         .map(|()| Outcome::Unary(body))
@@ -74,7 +73,7 @@ fn send_params(
 ) -> Result<a2a_protocol_types::SendMessageRequest, A2aError> {
     let request = match input {
         Params::Send(request) => *request,
-        Params::Raw(raw) => params(raw)?,
+        raw => params(raw)?,
     };
     declared.clone_from(request.message.extensions.as_ref().unwrap_or(&Vec::new()));
     Ok(request)
@@ -89,7 +88,7 @@ async fn dispatch(
     declared: &mut Vec<String>,
 ) -> Result<Outcome, A2aError> {
     match method {
-        methods::SEND_MESSAGE => to_value(
+        methods::SEND_MESSAGE => respond(
             id,
             handler
                 .send_message_answer(send_params(input, declared)?, ctx)
@@ -100,45 +99,39 @@ async fn dispatch(
                 .send_streaming_message(send_params(input, declared)?, ctx)
                 .await?,
         )),
-        methods::GET_TASK => to_value(id, handler.get_task(params(input.text())?, ctx).await?),
-        methods::LIST_TASKS => to_value(id, handler.list_tasks(params(input.text())?, ctx).await?),
-        methods::CANCEL_TASK => {
-            to_value(id, handler.cancel_task(params(input.text())?, ctx).await?)
-        }
+        methods::GET_TASK => respond(id, handler.get_task(params(input)?, ctx).await?),
+        methods::LIST_TASKS => respond(id, handler.list_tasks(params(input)?, ctx).await?),
+        methods::CANCEL_TASK => respond(id, handler.cancel_task(params(input)?, ctx).await?),
         methods::SUBSCRIBE_TO_TASK => Ok(Outcome::Stream(
-            handler
-                .subscribe_to_task(params(input.text())?, ctx)
-                .await?,
+            handler.subscribe_to_task(params(input)?, ctx).await?,
         )),
-        methods::CREATE_TASK_PUSH_NOTIFICATION_CONFIG => to_value(
+        methods::CREATE_TASK_PUSH_NOTIFICATION_CONFIG => respond(
             id,
             handler
-                .create_task_push_notification_config(params(input.text())?, ctx)
+                .create_task_push_notification_config(params(input)?, ctx)
                 .await?,
         ),
-        methods::GET_TASK_PUSH_NOTIFICATION_CONFIG => to_value(
+        methods::GET_TASK_PUSH_NOTIFICATION_CONFIG => respond(
             id,
             handler
-                .get_task_push_notification_config(params(input.text())?, ctx)
+                .get_task_push_notification_config(params(input)?, ctx)
                 .await?,
         ),
-        methods::LIST_TASK_PUSH_NOTIFICATION_CONFIGS => to_value(
+        methods::LIST_TASK_PUSH_NOTIFICATION_CONFIGS => respond(
             id,
             handler
-                .list_task_push_notification_configs(params(input.text())?, ctx)
+                .list_task_push_notification_configs(params(input)?, ctx)
                 .await?,
         ),
         methods::DELETE_TASK_PUSH_NOTIFICATION_CONFIG => {
             handler
-                .delete_task_push_notification_config(params(input.text())?, ctx)
+                .delete_task_push_notification_config(params(input)?, ctx)
                 .await?;
-            to_value(id, serde_json::Map::new())
+            respond(id, serde_json::Map::new())
         }
-        methods::GET_EXTENDED_AGENT_CARD => to_value(
+        methods::GET_EXTENDED_AGENT_CARD => respond(
             id,
-            handler
-                .get_extended_agent_card(params(input.text())?, ctx)
-                .await?,
+            handler.get_extended_agent_card(params(input)?, ctx).await?,
         ),
         other => Err(A2aError::new(
             ErrorKind::MethodNotFound,

@@ -11,8 +11,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::refresh::refresh;
 
-/// Task ids are generated here, not chosen by clients, so their maps take a fast hash.
-type TaskIdHasher = foldhash::fast::RandomState;
+use crate::TaskIdHasher;
 
 /// One tenant's live tasks.
 type TenantTasks = HashMap<TaskId, Arc<LiveTask>, TaskIdHasher>;

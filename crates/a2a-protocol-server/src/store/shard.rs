@@ -14,8 +14,7 @@ use hashlink::LinkedHashMap;
 use super::key_index::KeyIndex;
 use super::{ClaimOutcome, KeyClaim, PageCursor, StoreError, TaskPage, TaskQuery, TaskStoreConfig};
 
-/// Hashes maps keyed by task ids, which this server generates: speed is safe there.
-type TaskIdHasher = foldhash::fast::RandomState;
+use crate::TaskIdHasher;
 
 fn status_millis(task: &Task) -> i64 {
     task.status.timestamp.map_or(0, |t| t.unix_millis())
