@@ -45,6 +45,7 @@ pub struct AgentCard {
     pub description: String,
     /// Where the agent listens, in order of its preference.
     #[serde(default, deserialize_with = "serde_util::nullable")]
+    #[serde(alias = "supported_interfaces")]
     pub supported_interfaces: Vec<AgentInterface>,
     /// Who runs the agent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -54,6 +55,7 @@ pub struct AgentCard {
     pub version: String,
     /// Where its documentation is.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(alias = "documentation_url")]
     pub documentation_url: Option<String>,
     /// Optional features it supports.
     #[serde(default)]
@@ -61,18 +63,22 @@ pub struct AgentCard {
     /// Ways to authenticate, by name.
     #[serde(default, deserialize_with = "serde_util::nullable")]
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    #[serde(alias = "security_schemes")]
     pub security_schemes: BTreeMap<String, SecurityScheme>,
     /// Which schemes a caller must satisfy (any one entry). Also read from the v0.3 name
     /// `security`, in either shape.
     #[serde(default, alias = "security")]
     #[serde(deserialize_with = "crate::security::requirements_any_shape")]
     #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(alias = "security_requirements")]
     pub security_requirements: Vec<SecurityRequirement>,
     /// Media types it accepts by default.
     #[serde(default, deserialize_with = "serde_util::nullable")]
+    #[serde(alias = "default_input_modes")]
     pub default_input_modes: Vec<String>,
     /// Media types it produces by default.
     #[serde(default, deserialize_with = "serde_util::nullable")]
+    #[serde(alias = "default_output_modes")]
     pub default_output_modes: Vec<String>,
     /// What it can do.
     #[serde(default, deserialize_with = "serde_util::nullable")]
@@ -83,6 +89,7 @@ pub struct AgentCard {
     pub signatures: Vec<AgentCardSignature>,
     /// An icon.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(alias = "icon_url")]
     pub icon_url: Option<String>,
 }
 
@@ -232,6 +239,7 @@ pub struct AgentCapabilities {
     pub streaming: Option<bool>,
     /// The push notification operations.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(alias = "push_notifications")]
     pub push_notifications: Option<bool>,
     /// Protocol extensions the agent supports.
     #[serde(default, deserialize_with = "serde_util::non_empty_vec")]
@@ -239,6 +247,7 @@ pub struct AgentCapabilities {
     pub extensions: Option<Vec<AgentExtension>>,
     /// `GetExtendedAgentCard`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(alias = "extended_agent_card")]
     pub extended_agent_card: Option<bool>,
 }
 
@@ -358,15 +367,18 @@ pub struct AgentSkill {
     /// Media types it accepts, overriding the card's default.
     #[serde(default, deserialize_with = "serde_util::nullable")]
     #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(alias = "input_modes")]
     pub input_modes: Vec<String>,
     /// Media types it produces, overriding the card's default.
     #[serde(default, deserialize_with = "serde_util::nullable")]
     #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(alias = "output_modes")]
     pub output_modes: Vec<String>,
     /// Security requirements specific to this skill.
     #[serde(default, alias = "security")]
     #[serde(deserialize_with = "crate::security::requirements_any_shape")]
     #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(alias = "security_requirements")]
     pub security_requirements: Vec<SecurityRequirement>,
 }
 
@@ -417,6 +429,7 @@ pub struct AgentInterface {
     pub url: String,
     /// [`BINDING_JSONRPC`], [`BINDING_HTTP_JSON`], [`BINDING_GRPC`], or a custom binding's URI.
     #[serde(default, deserialize_with = "serde_util::nullable")]
+    #[serde(alias = "protocol_binding")]
     pub protocol_binding: String,
     /// The tenant to put in every request sent to this interface.
     #[serde(default, deserialize_with = "serde_util::nullable")]
@@ -425,6 +438,7 @@ pub struct AgentInterface {
     /// The A2A version spoken there (`Major.Minor`).
     #[serde(default, deserialize_with = "serde_util::nullable")]
     #[serde(skip_serializing_if = "String::is_empty")]
+    #[serde(alias = "protocol_version")]
     pub protocol_version: String,
 }
 

@@ -39,6 +39,7 @@ pub const MAX_METER_NAME_LEN: usize = 64;
 pub struct BudgetGrant {
     /// Wall-clock time the task may use, in milliseconds; unlimited when unset.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(alias = "remaining_ms")]
     pub remaining_ms: Option<u64>,
     /// Named quantities the task may spend.
     #[serde(default)]
@@ -194,12 +195,14 @@ pub fn set_budget(message: &mut Message, grant: &BudgetGrant) -> Result<(), Budg
 pub struct BudgetReport {
     /// Time left, in milliseconds, when the grant limited time.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(alias = "remaining_ms")]
     pub remaining_ms: Option<u64>,
     /// What is left of each granted meter.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub meters: BTreeMap<String, u64>,
     /// Time spent so far, in milliseconds.
     #[serde(default)]
+    #[serde(alias = "spent_ms")]
     pub spent_ms: u64,
     /// Amounts spent so far, by meter.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]

@@ -245,6 +245,7 @@ pub struct FieldViolation {
 pub struct BadRequest {
     /// The invalid fields.
     #[serde(default)]
+    #[serde(alias = "field_violations")]
     pub field_violations: Vec<FieldViolation>,
 }
 
@@ -263,6 +264,7 @@ pub struct BadRequest {
 pub struct RetryInfo {
     /// The delay, written as a ProtoJSON duration (`"1.500s"`).
     #[serde(with = "proto_duration")]
+    #[serde(alias = "retry_delay")]
     pub retry_delay: Duration,
 }
 

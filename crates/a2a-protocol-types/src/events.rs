@@ -26,10 +26,12 @@ pub struct TaskStatusUpdateEvent {
     /// The task.
     #[serde(default, deserialize_with = "serde_util::nullable")]
     #[serde(skip_serializing_if = "TaskId::is_empty")]
+    #[serde(alias = "task_id")]
     pub task_id: TaskId,
     /// The task's context.
     #[serde(default, deserialize_with = "serde_util::nullable")]
     #[serde(skip_serializing_if = "ContextId::is_empty")]
+    #[serde(alias = "context_id")]
     pub context_id: ContextId,
     /// The new status.
     pub status: TaskStatus,
@@ -57,10 +59,12 @@ pub struct TaskArtifactUpdateEvent {
     /// The task.
     #[serde(default, deserialize_with = "serde_util::nullable")]
     #[serde(skip_serializing_if = "TaskId::is_empty")]
+    #[serde(alias = "task_id")]
     pub task_id: TaskId,
     /// The task's context.
     #[serde(default, deserialize_with = "serde_util::nullable")]
     #[serde(skip_serializing_if = "ContextId::is_empty")]
+    #[serde(alias = "context_id")]
     pub context_id: ContextId,
     /// The artifact, or the chunk to append.
     pub artifact: Artifact,
@@ -71,6 +75,7 @@ pub struct TaskArtifactUpdateEvent {
     /// This is the artifact's final chunk.
     #[serde(default, deserialize_with = "serde_util::nullable")]
     #[serde(skip_serializing_if = "serde_util::is_false")]
+    #[serde(alias = "last_chunk")]
     pub last_chunk: bool,
     /// Free-form data.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -94,8 +99,10 @@ pub enum StreamResponse {
     /// A direct reply; the only event of a message stream.
     Message(Message),
     /// The task's status changed.
+    #[serde(alias = "status_update")]
     StatusUpdate(TaskStatusUpdateEvent),
     /// The task produced an artifact chunk.
+    #[serde(alias = "artifact_update")]
     ArtifactUpdate(TaskArtifactUpdateEvent),
 }
 

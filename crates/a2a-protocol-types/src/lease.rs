@@ -32,6 +32,7 @@ pub const MIN_LEASE_TTL_MS: u64 = 1_000;
 #[serde(rename_all = "camelCase")]
 pub struct Lease {
     /// How long the task may run without a renewal, in milliseconds.
+    #[serde(alias = "ttl_ms")]
     pub ttl_ms: u64,
 }
 

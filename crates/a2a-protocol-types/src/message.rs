@@ -57,6 +57,7 @@ pub struct Message {
     /// Unique per message, chosen by the sender.
     #[serde(
         rename = "messageId",
+        alias = "message_id",
         default,
         deserialize_with = "serde_util::nullable"
     )]
@@ -70,14 +71,17 @@ pub struct Message {
     /// The conversation this message belongs to.
     #[serde(default, deserialize_with = "serde_util::non_empty_string")]
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(alias = "context_id")]
     pub context_id: Option<ContextId>,
     /// The task this message continues, for a follow-up.
     #[serde(default, deserialize_with = "serde_util::non_empty_string")]
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(alias = "task_id")]
     pub task_id: Option<TaskId>,
     /// Other tasks this message refers to, as context.
     #[serde(default, deserialize_with = "serde_util::non_empty_vec")]
     #[serde(skip_serializing_if = "serde_util::is_none_or_empty")]
+    #[serde(alias = "reference_task_ids")]
     pub reference_task_ids: Option<Vec<TaskId>>,
     /// URIs of the extensions whose data this message carries.
     #[serde(default, deserialize_with = "serde_util::non_empty_vec")]
@@ -403,6 +407,7 @@ struct WirePart {
     #[serde(default)]
     filename: Option<String>,
     #[serde(default)]
+    #[serde(alias = "media_type")]
     media_type: Option<String>,
     /// A2A v0.3 file parts: `{"kind": "file", "file": {...}}`.
     #[serde(default)]
@@ -415,14 +420,17 @@ struct LegacyFile {
     #[serde(default)]
     bytes: Option<String>,
     #[serde(default)]
+    #[serde(alias = "file_with_bytes")]
     file_with_bytes: Option<String>,
     #[serde(default)]
     uri: Option<String>,
     #[serde(default)]
+    #[serde(alias = "file_with_uri")]
     file_with_uri: Option<String>,
     #[serde(default)]
     name: Option<String>,
     #[serde(default)]
+    #[serde(alias = "mime_type")]
     mime_type: Option<String>,
 }
 

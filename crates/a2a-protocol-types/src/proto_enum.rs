@@ -1,5 +1,8 @@
 //! ProtoJSON enums: written as their proto names, read from the name, the proto number, or the
-//! lowercase names that A2A v0.3 peers still send.
+//! lowercase names that A2A v0.3 peers still send. A value this build does not know (a newer
+//! peer's, or a peer's own such as `"UNRECOGNIZED"`) reads as the unspecified value, so one new
+//! enum value never makes a whole object unreadable; whoever needs a set value checks for it.
+//! `FromStr` stays strict, for input that names a value on purpose (a query parameter).
 
 /// Declares a ProtoJSON enum. Each variant lists its proto name, its number, and legacy aliases.
 macro_rules! proto_enum {
@@ -110,16 +113,15 @@ macro_rules! proto_enum {
                     }
 
                     fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<$name, E> {
-                        v.parse().map_err(E::custom)
+                        Ok($name::from_name(v).unwrap_or($name::ALL[0]))
                     }
 
                     fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<$name, E> {
-                        $name::from_number(v).ok_or_else(|| E::custom(format!("unknown {} number {v}", stringify!($name))))
+                        Ok($name::from_number(v).unwrap_or($name::ALL[0]))
                     }
 
                     fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<$name, E> {
-                        let v = i64::try_from(v).map_err(|_| E::custom("enum number out of range"))?;
-                        self.visit_i64(v)
+                        Ok(i64::try_from(v).ok().and_then($name::from_number).unwrap_or($name::ALL[0]))
                     }
                 }
                 deserializer.deserialize_any(Visitor)

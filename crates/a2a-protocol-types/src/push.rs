@@ -50,6 +50,7 @@ pub struct TaskPushNotificationConfig {
     /// The task it applies to.
     #[serde(default, deserialize_with = "serde_util::nullable")]
     #[serde(skip_serializing_if = "TaskId::is_empty")]
+    #[serde(alias = "task_id")]
     pub task_id: TaskId,
     /// The webhook URL.
     pub url: String,
@@ -79,5 +80,6 @@ pub struct ListTaskPushNotificationConfigsResponse {
     /// Pass as `pageToken` for the next page; empty on the last page.
     #[serde(default, deserialize_with = "serde_util::nullable")]
     #[serde(skip_serializing_if = "String::is_empty")]
+    #[serde(alias = "next_page_token")]
     pub next_page_token: String,
 }

@@ -29,16 +29,20 @@ pub struct SendMessageConfiguration {
     /// Media types the client accepts in the answer.
     #[serde(default, deserialize_with = "serde_util::nullable")]
     #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(alias = "accepted_output_modes")]
     pub accepted_output_modes: Vec<String>,
     /// A webhook for updates on the task this send creates.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(alias = "task_push_notification_config")]
     pub task_push_notification_config: Option<TaskPushNotificationConfig>,
     /// How many history messages to return (spec §3.2.4).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(alias = "history_length")]
     pub history_length: Option<i32>,
     /// Return once the task exists instead of waiting for it to settle.
     #[serde(default, deserialize_with = "serde_util::nullable")]
     #[serde(skip_serializing_if = "serde_util::is_false")]
+    #[serde(alias = "return_immediately")]
     pub return_immediately: bool,
 }
 
@@ -157,6 +161,7 @@ pub struct GetTaskRequest {
     pub id: TaskId,
     /// How many history messages to return.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(alias = "history_length")]
     pub history_length: Option<i32>,
 }
 
@@ -184,25 +189,31 @@ pub struct ListTasksRequest {
     /// Only tasks in this context.
     #[serde(default, deserialize_with = "serde_util::non_empty_string")]
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(alias = "context_id")]
     pub context_id: Option<ContextId>,
     /// Only tasks in this state.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<TaskState>,
     /// At most this many tasks (1–100; the server's default when unset).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(alias = "page_size")]
     pub page_size: Option<i32>,
     /// The `nextPageToken` of the previous page.
     #[serde(default, deserialize_with = "serde_util::non_empty_string")]
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(alias = "page_token")]
     pub page_token: Option<String>,
     /// How many history messages to return per task.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(alias = "history_length")]
     pub history_length: Option<i32>,
     /// Only tasks whose status changed after this time.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(alias = "status_timestamp_after")]
     pub status_timestamp_after: Option<Timestamp>,
     /// Include each task's artifacts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(alias = "include_artifacts")]
     pub include_artifacts: Option<bool>,
 }
 
@@ -223,12 +234,15 @@ pub struct ListTasksResponse {
     pub tasks: Vec<Task>,
     /// Pass as `pageToken` for the next page; empty on the last page.
     #[serde(default, deserialize_with = "serde_util::nullable")]
+    #[serde(alias = "next_page_token")]
     pub next_page_token: String,
     /// The page size used.
     #[serde(default)]
+    #[serde(alias = "page_size")]
     pub page_size: i32,
     /// How many tasks match the filters in all.
     #[serde(default)]
+    #[serde(alias = "total_size")]
     pub total_size: i32,
 }
 
@@ -290,6 +304,7 @@ pub struct GetTaskPushNotificationConfigRequest {
     #[serde(skip_serializing_if = "String::is_empty")]
     pub tenant: String,
     /// The task.
+    #[serde(alias = "task_id")]
     pub task_id: TaskId,
     /// The configuration.
     pub id: String,
@@ -312,6 +327,7 @@ pub struct DeleteTaskPushNotificationConfigRequest {
     #[serde(skip_serializing_if = "String::is_empty")]
     pub tenant: String,
     /// The task.
+    #[serde(alias = "task_id")]
     pub task_id: TaskId,
     /// The configuration.
     pub id: String,
@@ -333,14 +349,17 @@ pub struct ListTaskPushNotificationConfigsRequest {
     #[serde(skip_serializing_if = "String::is_empty")]
     pub tenant: String,
     /// The task.
+    #[serde(alias = "task_id")]
     pub task_id: TaskId,
     /// At most this many configurations; the server's default when 0.
     #[serde(default, deserialize_with = "serde_util::nullable")]
     #[serde(skip_serializing_if = "is_zero")]
+    #[serde(alias = "page_size")]
     pub page_size: i32,
     /// The `nextPageToken` of the previous page.
     #[serde(default, deserialize_with = "serde_util::nullable")]
     #[serde(skip_serializing_if = "String::is_empty")]
+    #[serde(alias = "page_token")]
     pub page_token: String,
 }
 

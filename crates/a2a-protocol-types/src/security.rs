@@ -24,18 +24,23 @@ use crate::serde_util;
 pub enum SecurityScheme {
     /// An API key in a header, query parameter or cookie.
     #[serde(rename = "apiKeySecurityScheme")]
+    #[serde(alias = "api_key_security_scheme")]
     ApiKey(ApiKeySecurityScheme),
     /// HTTP authentication, such as Bearer or Basic.
     #[serde(rename = "httpAuthSecurityScheme")]
+    #[serde(alias = "http_auth_security_scheme")]
     HttpAuth(HttpAuthSecurityScheme),
     /// OAuth 2.0.
     #[serde(rename = "oauth2SecurityScheme")]
+    #[serde(alias = "oauth2_security_scheme")]
     OAuth2(OAuth2SecurityScheme),
     /// OpenID Connect.
     #[serde(rename = "openIdConnectSecurityScheme")]
+    #[serde(alias = "open_id_connect_security_scheme")]
     OpenIdConnect(OpenIdConnectSecurityScheme),
     /// Mutual TLS.
     #[serde(rename = "mtlsSecurityScheme")]
+    #[serde(alias = "mtls_security_scheme")]
     MutualTls(MutualTlsSecurityScheme),
 }
 
@@ -83,6 +88,7 @@ pub struct HttpAuthSecurityScheme {
     /// A hint of the bearer token's format, such as `JWT`.
     #[serde(default, deserialize_with = "serde_util::non_empty_string")]
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(alias = "bearer_format")]
     pub bearer_format: Option<String>,
 }
 
@@ -110,6 +116,7 @@ pub struct OAuth2SecurityScheme {
     /// The RFC 8414 authorization server metadata URL.
     #[serde(default, deserialize_with = "serde_util::non_empty_string")]
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(alias = "oauth2_metadata_url")]
     pub oauth2_metadata_url: Option<String>,
 }
 
@@ -132,6 +139,7 @@ pub struct OpenIdConnectSecurityScheme {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     /// The OpenID Connect discovery URL.
+    #[serde(alias = "open_id_connect_url")]
     pub open_id_connect_url: String,
 }
 
@@ -164,14 +172,17 @@ pub struct MutualTlsSecurityScheme {
 #[serde(rename_all = "camelCase")]
 pub enum OAuthFlows {
     /// The authorization code flow.
+    #[serde(alias = "authorization_code")]
     AuthorizationCode(AuthorizationCodeOAuthFlow),
     /// The client credentials flow.
+    #[serde(alias = "client_credentials")]
     ClientCredentials(ClientCredentialsOAuthFlow),
     /// The implicit flow (deprecated by OAuth 2.1).
     Implicit(ImplicitOAuthFlow),
     /// The password flow (deprecated by OAuth 2.1).
     Password(PasswordOAuthFlow),
     /// The device code flow (RFC 8628).
+    #[serde(alias = "device_code")]
     DeviceCode(DeviceCodeOAuthFlow),
 }
 
@@ -196,12 +207,15 @@ pub type Scopes = BTreeMap<String, String>;
 #[serde(rename_all = "camelCase")]
 pub struct AuthorizationCodeOAuthFlow {
     /// The authorization endpoint.
+    #[serde(alias = "authorization_url")]
     pub authorization_url: String,
     /// The token endpoint.
+    #[serde(alias = "token_url")]
     pub token_url: String,
     /// The refresh endpoint.
     #[serde(default, deserialize_with = "serde_util::non_empty_string")]
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(alias = "refresh_url")]
     pub refresh_url: Option<String>,
     /// The scopes.
     #[serde(default, deserialize_with = "serde_util::nullable")]
@@ -209,6 +223,7 @@ pub struct AuthorizationCodeOAuthFlow {
     /// Whether PKCE (RFC 7636) is required.
     #[serde(default, deserialize_with = "serde_util::nullable")]
     #[serde(skip_serializing_if = "serde_util::is_false")]
+    #[serde(alias = "pkce_required")]
     pub pkce_required: bool,
 }
 
@@ -225,10 +240,12 @@ pub struct AuthorizationCodeOAuthFlow {
 #[serde(rename_all = "camelCase")]
 pub struct ClientCredentialsOAuthFlow {
     /// The token endpoint.
+    #[serde(alias = "token_url")]
     pub token_url: String,
     /// The refresh endpoint.
     #[serde(default, deserialize_with = "serde_util::non_empty_string")]
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(alias = "refresh_url")]
     pub refresh_url: Option<String>,
     /// The scopes.
     #[serde(default, deserialize_with = "serde_util::nullable")]
@@ -249,10 +266,12 @@ pub struct ImplicitOAuthFlow {
     /// The authorization endpoint.
     #[serde(default, deserialize_with = "serde_util::non_empty_string")]
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(alias = "authorization_url")]
     pub authorization_url: Option<String>,
     /// The refresh endpoint.
     #[serde(default, deserialize_with = "serde_util::non_empty_string")]
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(alias = "refresh_url")]
     pub refresh_url: Option<String>,
     /// The scopes.
     #[serde(default, deserialize_with = "serde_util::nullable")]
@@ -273,10 +292,12 @@ pub struct PasswordOAuthFlow {
     /// The token endpoint.
     #[serde(default, deserialize_with = "serde_util::non_empty_string")]
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(alias = "token_url")]
     pub token_url: Option<String>,
     /// The refresh endpoint.
     #[serde(default, deserialize_with = "serde_util::non_empty_string")]
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(alias = "refresh_url")]
     pub refresh_url: Option<String>,
     /// The scopes.
     #[serde(default, deserialize_with = "serde_util::nullable")]
@@ -298,12 +319,15 @@ pub struct PasswordOAuthFlow {
 #[serde(rename_all = "camelCase")]
 pub struct DeviceCodeOAuthFlow {
     /// The device authorization endpoint.
+    #[serde(alias = "device_authorization_url")]
     pub device_authorization_url: String,
     /// The token endpoint.
+    #[serde(alias = "token_url")]
     pub token_url: String,
     /// The refresh endpoint.
     #[serde(default, deserialize_with = "serde_util::non_empty_string")]
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(alias = "refresh_url")]
     pub refresh_url: Option<String>,
     /// The scopes.
     #[serde(default, deserialize_with = "serde_util::nullable")]

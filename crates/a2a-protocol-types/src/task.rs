@@ -156,6 +156,7 @@ pub struct Task {
     /// The conversation the task belongs to.
     #[serde(default, deserialize_with = "serde_util::nullable")]
     #[serde(skip_serializing_if = "ContextId::is_empty")]
+    #[serde(alias = "context_id")]
     pub context_id: ContextId,
     /// The current status.
     pub status: TaskStatus,
@@ -233,6 +234,7 @@ pub struct Artifact {
     /// Unique within the task.
     #[serde(default, deserialize_with = "serde_util::nullable")]
     #[serde(skip_serializing_if = "ArtifactId::is_empty")]
+    #[serde(alias = "artifact_id")]
     pub artifact_id: ArtifactId,
     /// A human-readable name.
     #[serde(default, deserialize_with = "serde_util::non_empty_string")]

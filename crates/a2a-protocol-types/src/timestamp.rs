@@ -8,15 +8,16 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// A point in time, written as RFC 3339 in UTC (`2025-10-28T10:30:00.000Z`).
 ///
-/// Parsing accepts any RFC 3339 offset and converts it to UTC; writing always uses `Z` and as
-/// many fractional digits as the value needs (0, 3, 6 or 9), which is what ProtoJSON does.
+/// Parsing accepts any RFC 3339 offset and converts it to UTC. Writing always uses `Z` and
+/// millisecond precision (spec §5.6.1), so every timestamp this SDK makes has one length;
+/// a time read with finer precision keeps it (6 or 9 digits), as ProtoJSON allows.
 ///
 /// ```
 /// use a2a_protocol_types::Timestamp;
 ///
 /// let time: Timestamp = "2025-10-28T12:30:00+02:00".parse().unwrap();
-/// assert_eq!(time.to_string(), "2025-10-28T10:30:00Z");
-/// assert_eq!(serde_json::to_value(time).unwrap(), "2025-10-28T10:30:00Z");
+/// assert_eq!(time.to_string(), "2025-10-28T10:30:00.000Z");
+/// assert_eq!(serde_json::to_value(time).unwrap(), "2025-10-28T10:30:00.000Z");
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Timestamp(DateTime<Utc>);
@@ -121,7 +122,7 @@ impl fmt::Display for Timestamp {
         // Every status of every answer carries one, so the common case skips chrono's general
         // formatter (and its allocation); odd years and leap seconds go the long way.
         if !(0..=9999).contains(&year) || nanos >= 1_000_000_000 {
-            return f.write_str(&self.0.to_rfc3339_opts(SecondsFormat::AutoSi, true));
+            return f.write_str(&self.0.to_rfc3339_opts(seconds_format(nanos), true));
         }
         let mut out = *b"0000-00-00T00:00:00.000000000Z";
         write_digits(&mut out[0..4], year.unsigned_abs());
@@ -131,19 +132,23 @@ impl fmt::Display for Timestamp {
         write_digits(&mut out[14..16], self.0.minute());
         write_digits(&mut out[17..19], self.0.second());
         let (fraction, digits) = match nanos {
-            0 => (0, 0),
             n if n % 1_000_000 == 0 => (n / 1_000_000, 3),
             n if n % 1_000 == 0 => (n / 1_000, 6),
             n => (n, 9),
         };
-        let end = if digits == 0 {
-            19
-        } else {
-            write_digits(&mut out[20..20 + digits], fraction);
-            20 + digits
-        };
+        write_digits(&mut out[20..20 + digits], fraction);
+        let end = 20 + digits;
         out[end] = b'Z';
         f.write_str(std::str::from_utf8(&out[..=end]).map_err(|_| fmt::Error)?)
+    }
+}
+
+/// Milliseconds, or finer when the time has finer precision.
+fn seconds_format(nanos: u32) -> SecondsFormat {
+    match nanos % 1_000_000_000 {
+        n if n % 1_000_000 == 0 => SecondsFormat::Millis,
+        n if n % 1_000 == 0 => SecondsFormat::Micros,
+        _ => SecondsFormat::Nanos,
     }
 }
 
@@ -187,8 +192,14 @@ mod tests {
                 _ => (seed % 1_000_000_000) as u32,
             };
             let time = DateTime::from_timestamp(seconds, nanos).expect("in range");
-            let expected = time.to_rfc3339_opts(SecondsFormat::AutoSi, true);
+            let expected = time.to_rfc3339_opts(seconds_format(nanos), true);
             assert_eq!(Timestamp(time).to_string(), expected);
         }
+    }
+
+    #[test]
+    fn a_whole_second_is_written_with_milliseconds() {
+        let time = DateTime::from_timestamp(1_764_767_478, 0).expect("in range");
+        assert_eq!(Timestamp(time).to_string(), "2025-12-03T13:11:18.000Z");
     }
 }

@@ -27,12 +27,83 @@ fn enums_are_read_from_names_numbers_and_v0_3_spellings() {
             expected
         );
     }
-    assert!(serde_json::from_value::<TaskState>(json!("TASK_STATE_RUNNING")).is_err());
-    assert!(serde_json::from_value::<TaskState>(json!(99)).is_err());
     assert_eq!(
         serde_json::from_value::<MessageRole>(json!("agent")).expect("reads"),
         MessageRole::Agent
     );
+}
+
+#[test]
+fn an_enum_value_this_build_does_not_know_reads_as_unspecified() {
+    // A newer peer's value, or a peer's own marker such as the JS SDK's "UNRECOGNIZED", must
+    // not make the whole object unreadable.
+    for unknown in [
+        json!("TASK_STATE_RUNNING"),
+        json!("UNRECOGNIZED"),
+        json!(99),
+        json!(-1),
+    ] {
+        assert_eq!(
+            serde_json::from_value::<TaskState>(unknown).expect("reads"),
+            TaskState::Unspecified
+        );
+    }
+    let task: Task = serde_json::from_value(json!({
+        "id": "t-1",
+        "contextId": "c-1",
+        "status": {"state": "TASK_STATE_COMPLETED"},
+        "history": [{"messageId": "m-1", "role": "UNRECOGNIZED", "parts": [{"text": "hi"}]}]
+    }))
+    .expect("a task with one unknown role still reads");
+    assert_eq!(task.history[0].role, MessageRole::Unspecified);
+    assert_eq!(task.status.state, TaskState::Completed);
+    // Input that names a value on purpose stays strict.
+    assert!("TASK_STATE_RUNNING".parse::<TaskState>().is_err());
+}
+
+#[test]
+fn proto_field_names_are_read_as_well_as_json_names() {
+    let request: SendMessageRequest = serde_json::from_value(json!({
+        "message": {
+            "message_id": "m-1",
+            "role": "ROLE_USER",
+            "parts": [{"text": "hi", "media_type": "text/plain"}],
+            "context_id": "c-1",
+            "task_id": "t-1",
+            "reference_task_ids": ["t-0"]
+        },
+        "configuration": {
+            "history_length": 2,
+            "return_immediately": true,
+            "accepted_output_modes": ["text/plain"]
+        }
+    }))
+    .expect("proto names read");
+    assert_eq!(request.message.id.as_str(), "m-1");
+    assert_eq!(request.message.context_id, Some(ContextId::new("c-1")));
+    assert_eq!(request.message.task_id, Some(TaskId::new("t-1")));
+    assert_eq!(
+        request.message.parts[0].media_type.as_deref(),
+        Some("text/plain")
+    );
+    assert_eq!(request.history_length(), Some(2));
+    assert!(request.returns_immediately());
+    // Written back, the JSON names only.
+    let written = serde_json::to_string(&request).expect("writes");
+    assert!(
+        written.contains("\"messageId\"") && !written.contains("message_id"),
+        "{written}"
+    );
+    // Both spellings of one field is a repeated field.
+    let both = json!({"messageId": "a", "message_id": "b", "role": "ROLE_USER", "parts": []});
+    let error = serde_json::from_value::<Message>(both).expect_err("a repeated field");
+    assert!(error.to_string().contains("duplicate field"), "{error}");
+    let page: ListTasksRequest = serde_json::from_value(
+        json!({"page_size": 5, "status_timestamp_after": "2026-01-01T00:00:00Z"}),
+    )
+    .expect("reads");
+    assert_eq!(page.page_size, Some(5));
+    assert!(page.status_timestamp_after.is_some());
 }
 
 #[test]
@@ -125,10 +196,18 @@ fn timestamps_are_rfc3339_in_utc() {
     let stamp: Timestamp =
         serde_json::from_value(json!("2025-10-28T12:30:00.142+02:00")).expect("reads");
     assert_eq!(stamp.to_string(), "2025-10-28T10:30:00.142Z");
-    let now = Timestamp::now().to_string();
-    assert!(
-        now.ends_with('Z') && now.len() == "2025-10-28T10:30:00.142Z".len(),
-        "{now}"
+    // The instant the clock hits once in a thousand: a whole second keeps its milliseconds.
+    let whole_second: Timestamp = "2026-12-03T14:11:18+01:00".parse().expect("reads");
+    assert_eq!(whole_second.to_string(), "2026-12-03T13:11:18.000Z");
+    assert_eq!(
+        serde_json::to_value(whole_second).expect("writes"),
+        json!("2026-12-03T13:11:18.000Z")
+    );
+    let finer: Timestamp = "2026-12-03T13:11:18.000001Z".parse().expect("reads");
+    assert_eq!(
+        finer.to_string(),
+        "2026-12-03T13:11:18.000001Z",
+        "finer precision is kept"
     );
     assert!(serde_json::from_value::<Timestamp>(json!("yesterday")).is_err());
 }

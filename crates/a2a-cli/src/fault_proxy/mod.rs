@@ -26,6 +26,10 @@ use std::sync::{Arc, Mutex};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
+mod events;
+
+use events::{Byte, EventEnds};
+
 /// What the proxy does to one connection.
 ///
 /// ```
@@ -54,7 +58,8 @@ pub enum Fault {
     /// Forward the first `n` bytes of the answer, then drop the client's connection.
     CutAfterBytes(usize),
     /// Forward the answer up to and including the `n`-th SSE event (the `n`-th blank line
-    /// after the headers), then drop the client's connection.
+    /// of the stream, whatever its line ends or transfer coding), then drop the client's
+    /// connection.
     CutAfterEvents(usize),
 }
 
@@ -414,9 +419,7 @@ struct Cut {
     fault: Fault,
     bytes_seen: usize,
     events_seen: usize,
-    /// The answer's status line and headers, until they end.
-    head: Option<Vec<u8>>,
-    previous: u8,
+    events: EventEnds,
 }
 
 impl Cut {
@@ -425,8 +428,7 @@ impl Cut {
             fault,
             bytes_seen: 0,
             events_seen: 0,
-            head: Some(Vec::new()),
-            previous: 0,
+            events: EventEnds::new(),
         }
     }
 
@@ -446,25 +448,16 @@ impl Cut {
             }
             Fault::CutAfterEvents(limit) => {
                 for (i, &byte) in chunk.iter().enumerate() {
-                    if let Some(head) = &mut self.head {
-                        head.push(byte);
-                        if head.ends_with(b"\r\n\r\n") {
-                            let lower = head.to_ascii_lowercase();
-                            let streaming = lower.windows(17).any(|w| w == b"text/event-stream");
-                            self.head = None;
-                            if !streaming {
-                                // Not a stream: cut where its body would start.
-                                return (i + 1, Some(Outcome::CutMidResponse));
+                    match self.events.push(byte) {
+                        Byte::Other => {}
+                        // Not a stream: cut where its body would start.
+                        Byte::NotAStream => return (i + 1, Some(Outcome::CutMidResponse)),
+                        end @ (Byte::EventEnd | Byte::EventEndedBefore) => {
+                            self.events_seen += 1;
+                            if self.events_seen == limit {
+                                let forward = if end == Byte::EventEnd { i + 1 } else { i };
+                                return (forward, Some(Outcome::CutMidStream));
                             }
-                        }
-                        continue;
-                    }
-                    let ends_event = byte == b'\n' && self.previous == b'\n';
-                    self.previous = byte;
-                    if ends_event {
-                        self.events_seen += 1;
-                        if self.events_seen == limit {
-                            return (i + 1, Some(Outcome::CutMidStream));
                         }
                     }
                 }
