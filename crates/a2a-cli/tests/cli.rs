@@ -723,3 +723,64 @@ fn unknown_commands_and_missing_arguments_are_usage_errors() {
         .success()
         .stdout(predicate::str::contains("Exit codes"));
 }
+
+// ---- peers that write enum values this build does not know ----
+
+/// A JSON-RPC agent that stores messages as the JS SDK does when it meets a role it does not
+/// know: `"role": "UNRECOGNIZED"`. Answers GetTask and ListTasks with one such task.
+async fn peer_with_an_unknown_role() -> String {
+    use axum::routing::{get, post};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let base = format!("http://{}", listener.local_addr().expect("addr"));
+    let card = serde_json::json!({
+        "name": "peer", "description": "writes UNRECOGNIZED", "version": "1",
+        "supportedInterfaces": [{"url": base, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}],
+        "capabilities": {}, "defaultInputModes": ["text/plain"], "defaultOutputModes": ["text/plain"],
+        "skills": []
+    });
+    let task = serde_json::json!({
+        "id": "t-odd", "contextId": "c-odd",
+        "status": {"state": "TASK_STATE_COMPLETED", "timestamp": "2026-12-03T13:11:18.000Z"},
+        "history": [{"messageId": "m-1", "role": "UNRECOGNIZED", "parts": [{"text": "hi"}]}]
+    });
+    let app = axum::Router::new()
+        .route(
+            "/.well-known/agent-card.json",
+            get(move || async move { axum::Json(card) }),
+        )
+        .route(
+            "/",
+            post(move |axum::Json(request): axum::Json<Value>| async move {
+                let result = match request["method"].as_str() {
+                    Some("ListTasks") => serde_json::json!({
+                        "tasks": [task], "nextPageToken": "", "pageSize": 50, "totalSize": 1
+                    }),
+                    _ => task,
+                };
+                axum::Json(
+                    serde_json::json!({"jsonrpc": "2.0", "id": request["id"], "result": result}),
+                )
+            }),
+        );
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    base
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn get_and_tasks_read_a_task_with_an_enum_value_they_do_not_know() {
+    let base = peer_with_an_unknown_role().await;
+    tokio::task::spawn_blocking(move || {
+        let got = a2a(&["get", &base, "t-odd"]).success();
+        assert_eq!(field(&stdout_of(&got), "state"), "completed");
+        let listed = a2a(&["tasks", &base]).success();
+        assert!(
+            stdout_of(&listed).contains("t-odd"),
+            "{}",
+            stdout_of(&listed)
+        );
+    })
+    .await
+    .expect("joined");
+}

@@ -274,3 +274,43 @@ async fn a_refused_connection_is_retried_for_reads_sends_and_streams() {
         drop(late.await.expect("started"));
     }
 }
+
+#[tokio::test]
+async fn an_http_json_post_carries_exactly_one_content_type() {
+    let seen: Arc<Mutex<Vec<http::HeaderMap>>> = Arc::default();
+    let recorder = Arc::clone(&seen);
+    let resolver: a2a_protocol_server::CallerResolver =
+        Arc::new(move |headers: &http::HeaderMap| {
+            recorder
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(headers.clone());
+            None::<CallerIdentity>
+        });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let url = format!("http://{}", listener.local_addr().expect("addr"));
+    let server = A2aServer::new(RequestHandler::builder(CountingAgent::default()).build())
+        .with_config(ServerConfig::default().with_caller_resolver(resolver));
+    tokio::spawn(server.serve(listener, std::future::pending()));
+    let client = ClientBuilder::new(&url)
+        .with_binding(Binding::HttpJson)
+        .build()
+        .expect("client");
+    client
+        .send_message(SendMessageRequest::new(Message::user_text("hi")))
+        .await
+        .expect("sent");
+    let headers = seen
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .pop()
+        .expect("a request");
+    let types: Vec<&str> = headers
+        .get_all(http::header::CONTENT_TYPE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .collect();
+    assert_eq!(types, ["application/a2a+json"]);
+}

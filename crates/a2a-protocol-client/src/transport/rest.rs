@@ -55,6 +55,13 @@ fn body_without(params: &Value, skip: &[&str]) -> Value {
     Value::Object(object)
 }
 
+/// A POST body in the A2A media type, with exactly one `Content-Type`.
+fn post(http: &reqwest::Client, url: String, body: &Value) -> reqwest::RequestBuilder {
+    http.post(url)
+        .header(http::header::CONTENT_TYPE, "application/a2a+json")
+        .body(body.to_string())
+}
+
 pub(super) fn request(
     http: &reqwest::Client,
     base: &str,
@@ -71,25 +78,33 @@ pub(super) fn request(
     let task = segment(field(params, "taskId"));
     let path_fields = ["tenant", "id", "taskId"];
     Ok(match operation {
-        Operation::SendMessage => http
-            .post(format!("{root}/message:send"))
-            .json(&body_without(params, &["tenant"])),
-        Operation::SendStreamingMessage => http
-            .post(format!("{root}/message:stream"))
-            .json(&body_without(params, &["tenant"])),
+        Operation::SendMessage => post(
+            http,
+            format!("{root}/message:send"),
+            &body_without(params, &["tenant"]),
+        ),
+        Operation::SendStreamingMessage => post(
+            http,
+            format!("{root}/message:stream"),
+            &body_without(params, &["tenant"]),
+        ),
         Operation::GetTask => http
             .get(format!("{root}/tasks/{id}"))
             .query(&query(params, &path_fields)),
         Operation::ListTasks => http
             .get(format!("{root}/tasks"))
             .query(&query(params, &path_fields)),
-        Operation::CancelTask => http
-            .post(format!("{root}/tasks/{id}:cancel"))
-            .json(&body_without(params, &path_fields)),
+        Operation::CancelTask => post(
+            http,
+            format!("{root}/tasks/{id}:cancel"),
+            &body_without(params, &path_fields),
+        ),
         Operation::SubscribeToTask => http.get(format!("{root}/tasks/{id}:subscribe")),
-        Operation::CreateTaskPushNotificationConfig => http
-            .post(format!("{root}/tasks/{task}/pushNotificationConfigs"))
-            .json(&body_without(params, &["tenant"])),
+        Operation::CreateTaskPushNotificationConfig => post(
+            http,
+            format!("{root}/tasks/{task}/pushNotificationConfigs"),
+            &body_without(params, &["tenant"]),
+        ),
         Operation::GetTaskPushNotificationConfig => {
             http.get(format!("{root}/tasks/{task}/pushNotificationConfigs/{id}"))
         }
@@ -100,8 +115,7 @@ pub(super) fn request(
             http.delete(format!("{root}/tasks/{task}/pushNotificationConfigs/{id}"))
         }
         Operation::GetExtendedAgentCard => http.get(format!("{root}/extendedAgentCard")),
-    }
-    .header(http::header::CONTENT_TYPE, "application/a2a+json"))
+    })
 }
 
 pub(super) fn decode(

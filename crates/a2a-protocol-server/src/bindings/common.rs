@@ -114,21 +114,11 @@ pub(crate) fn activated_extensions(
 
 /// Refuses a body declared as anything but JSON. A missing `Content-Type` is accepted.
 pub(crate) fn check_json_content_type(headers: &HeaderMap) -> Result<(), A2aError> {
-    let Some(value) = headers.get(CONTENT_TYPE) else {
+    if !headers.contains_key(CONTENT_TYPE) {
         return Ok(());
-    };
-    let media_type = value
-        .to_str()
-        .unwrap_or("")
-        .split(';')
-        .next()
-        .unwrap_or("")
-        .trim()
-        .to_ascii_lowercase();
-    if matches!(
-        media_type.as_str(),
-        "application/json" | "application/a2a+json"
-    ) {
+    }
+    let media_type = request_media_type(headers).unwrap_or_default();
+    if matches!(media_type.as_str(), JSON | A2A_JSON) {
         return Ok(());
     }
     Err(A2aError::new(
@@ -138,6 +128,51 @@ pub(crate) fn check_json_content_type(headers: &HeaderMap) -> Result<(), A2aErro
             media_type.chars().take(64).collect::<String>()
         ),
     ))
+}
+
+/// The A2A media type, which HTTP+JSON answers in unless the client asks for plain JSON.
+pub(crate) const A2A_JSON: &str = "application/a2a+json";
+/// Plain JSON.
+pub(crate) const JSON: &str = "application/json";
+
+/// The media type to answer in: the one the client's `Accept` names (`application/a2a+json`
+/// first), else the one its request body used, else `default`. A client that sent and accepts
+/// only `application/json` gets `application/json`.
+pub(crate) fn response_media_type(headers: &HeaderMap, default: &'static str) -> &'static str {
+    let mut accepts_json = false;
+    for value in headers.get_all(http::header::ACCEPT) {
+        for range in value.to_str().unwrap_or("").split(',') {
+            let mut params = range.split(';');
+            let media_type = params.next().unwrap_or("").trim();
+            let refused = params.any(|p| {
+                p.trim()
+                    .strip_prefix("q=")
+                    .and_then(|q| q.trim().parse::<f32>().ok())
+                    .is_some_and(|q| q <= 0.0)
+            });
+            if refused {
+                continue;
+            }
+            if media_type.eq_ignore_ascii_case(A2A_JSON) {
+                return A2A_JSON;
+            }
+            accepts_json |= media_type.eq_ignore_ascii_case(JSON);
+        }
+    }
+    if accepts_json {
+        return JSON;
+    }
+    match request_media_type(headers).as_deref() {
+        Some(A2A_JSON) => A2A_JSON,
+        Some(JSON) => JSON,
+        _ => default,
+    }
+}
+
+/// The request's `Content-Type` without parameters, in lower case.
+fn request_media_type(headers: &HeaderMap) -> Option<String> {
+    let value = headers.get(CONTENT_TYPE)?.to_str().ok()?;
+    Some(value.split(';').next()?.trim().to_ascii_lowercase())
 }
 
 /// Why a body could not be read.

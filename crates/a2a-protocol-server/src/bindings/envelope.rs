@@ -4,7 +4,8 @@
 //! straight into its typed request. Otherwise (params first, or any other method) the params
 //! are kept as text and decoded once the method is known. A body the one-pass reader refuses
 //! is read again the general way, which also words the error, so the reader changes only how
-//! fast a request is read, never what it means.
+//! fast a request is read, never what it means. Both ways take a request and a send's params
+//! from JSON objects only (see [`ObjectOnly`]).
 
 use std::fmt;
 
@@ -13,6 +14,8 @@ use a2a_protocol_types::jsonrpc::{JsonRpcId, JsonRpcRequest, methods};
 use serde::Deserialize;
 use serde::de::{self, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde_json::value::RawValue;
+
+use super::objects::ObjectOnly;
 
 /// A request's params as read.
 pub(crate) enum Params {
@@ -48,7 +51,8 @@ impl Envelope {
         if let Ok(envelope) = serde_json::from_slice::<Envelope>(body) {
             return Ok(envelope);
         }
-        let request: JsonRpcRequest<Box<RawValue>> = serde_json::from_slice(body)?;
+        let ObjectOnly(request): ObjectOnly<JsonRpcRequest<Box<RawValue>>> =
+            serde_json::from_slice(body)?;
         Ok(Self {
             jsonrpc: request.jsonrpc,
             id: request.id,
@@ -103,7 +107,8 @@ impl<'de> Visitor<'de> for EnvelopeVisitor {
                 Member::Params => {
                     let read = match method.as_deref() {
                         Some(methods::SEND_MESSAGE | methods::SEND_STREAMING_MESSAGE) => {
-                            Params::Send(map.next_value()?)
+                            let ObjectOnly(request) = map.next_value()?;
+                            Params::Send(request)
                         }
                         _ => Params::Raw(map.next_value()?),
                     };
@@ -163,6 +168,11 @@ mod tests {
         assert!(matches!(envelope.params, Params::Raw(Some(_))));
         let envelope = read(r#"{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":null}"#);
         assert!(matches!(envelope.params, Params::Raw(None)));
+        // Positional params are kept as text too, for the caller to refuse.
+        let envelope = read(&format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":["",{MESSAGE}]}}"#
+        ));
+        assert!(matches!(envelope.params, Params::Raw(Some(_))));
     }
 
     #[test]
@@ -180,6 +190,7 @@ mod tests {
             r#"{"jsonrpc":"2.0","id":1,"method":"GetTask","method":"CancelTask"}"#,
             r#"{"jsonrpc":"2.0","id":1}"#,
             r#"[1,2]"#,
+            r#"["2.0",1,"GetTask",{}]"#,
         ] {
             assert!(Envelope::read(body.as_bytes()).is_err(), "{body}");
         }

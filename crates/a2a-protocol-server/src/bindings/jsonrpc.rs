@@ -16,6 +16,7 @@ use tracing::Instrument;
 
 use super::common::{self, activated_extensions};
 use super::envelope::{Envelope, Params};
+use super::objects::{ObjectOnly, is_array};
 use super::{AppState, sse};
 use crate::handler::{CallContext, EventStream, RequestHandler};
 
@@ -33,14 +34,23 @@ fn error_response(id: JsonRpcId, error: &A2aError, status: StatusCode) -> Respon
     response
 }
 
-/// Decodes a method's params (absent params read as `{}`) into its own type.
+/// Decodes a method's params (absent params read as `{}`) into its own type. A2A methods take
+/// named params: an object, never an array.
 fn params<T: DeserializeOwned>(input: Params) -> Result<T, A2aError> {
     let raw = input.text();
     let text = raw.as_deref().map_or("{}", RawValue::get);
-    serde_json::from_str(text).map_err(|error| {
-        A2aError::invalid_params(format!("params are invalid: {error}"))
-            .with_field_violation("params", error.to_string())
-    })
+    if is_array(text.as_bytes()) {
+        let problem = "must be an object of named parameters; positional (array) params are \
+                       not supported";
+        return Err(A2aError::invalid_params(format!("params {problem}"))
+            .with_field_violation("params", problem));
+    }
+    serde_json::from_str::<ObjectOnly<T>>(text)
+        .map(|ObjectOnly(params)| params)
+        .map_err(|error| {
+            A2aError::invalid_params(format!("params are invalid: {error}"))
+                .with_field_violation("params", error.to_string())
+        })
 }
 
 /// The id of a request that could not be read as a whole, if its `id` member is usable.
@@ -167,6 +177,14 @@ pub(crate) async fn handle(State(state): State<AppState>, request: Request<Body>
                     &A2aError::new(
                         ErrorKind::ParseError,
                         format!("the body is not valid JSON: {parse_error}"),
+                    ),
+                    StatusCode::OK,
+                ),
+                Ok(Value::Array(_)) => error_response(
+                    JsonRpcId::Null,
+                    &A2aError::new(
+                        ErrorKind::InvalidRequest,
+                        "JSON-RPC batches are not supported; send each request on its own",
                     ),
                     StatusCode::OK,
                 ),

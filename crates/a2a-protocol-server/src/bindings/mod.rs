@@ -5,8 +5,10 @@ mod card;
 mod common;
 mod envelope;
 mod jsonrpc;
+mod objects;
 mod rest;
 mod sse;
+mod unread_body;
 
 use std::sync::Arc;
 
@@ -49,5 +51,7 @@ pub(crate) fn router(
     } else {
         router = router.fallback(rest::not_found);
     }
-    router.with_state(state)
+    router
+        .layer(axum::middleware::from_fn(unread_body::close_if_unread))
+        .with_state(state)
 }

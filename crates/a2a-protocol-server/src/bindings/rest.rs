@@ -9,19 +9,22 @@ use axum::body::Body;
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};
 use http::header::{CONTENT_TYPE, RETRY_AFTER};
-use http::{HeaderValue, Method, Request, StatusCode};
+use http::{HeaderMap, HeaderValue, Method, Request, StatusCode};
 use percent_encoding::percent_decode_str;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 use tracing::Instrument;
 
-use super::common::{self, activated_extensions};
+use super::common::{self, A2A_JSON, activated_extensions};
+use super::objects::ObjectOnly;
 use super::{AppState, sse};
 use crate::handler::{CallContext, EventStream, RequestHandler};
 
-const A2A_JSON: &str = "application/a2a+json";
-
-fn error_response(error: &A2aError, status: Option<StatusCode>) -> Response {
+fn error_response(
+    error: &A2aError,
+    status: Option<StatusCode>,
+    media_type: &'static str,
+) -> Response {
     let (code, mut body) = error.to_http();
     let status = status
         .unwrap_or_else(|| StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR));
@@ -30,7 +33,7 @@ fn error_response(error: &A2aError, status: Option<StatusCode>) -> Response {
     let mut response = (status, axum::Json(body)).into_response();
     response
         .headers_mut()
-        .insert(CONTENT_TYPE, HeaderValue::from_static(A2A_JSON));
+        .insert(CONTENT_TYPE, HeaderValue::from_static(media_type));
     if let Some(value) = common::retry_after(error) {
         response.headers_mut().insert(RETRY_AFTER, value);
     }
@@ -53,96 +56,119 @@ enum Operation {
     ExtendedCard,
 }
 
+#[derive(Debug, PartialEq, Eq)]
 enum RouteError {
     NotFound,
-    MethodNotAllowed,
+    /// The path exists for these methods only (the `Allow` header's value).
+    MethodNotAllowed(&'static str),
+    /// The path reads as an operation of a tenant whose name is reserved.
+    ReservedTenant,
+}
+
+/// `op` when `method` is `allowed`, else 405 listing it.
+fn only(
+    method: &Method,
+    allowed: &Method,
+    allow: &'static str,
+    op: Operation,
+) -> Result<Operation, RouteError> {
+    if method == allowed {
+        Ok(op)
+    } else {
+        Err(RouteError::MethodNotAllowed(allow))
+    }
 }
 
 /// Matches `segments` (decoded, without a tenant) against the binding's paths.
 fn route_without_tenant(method: &Method, segments: &[String]) -> Result<Operation, RouteError> {
     use Operation::*;
-    let wrong_method = || Err(RouteError::MethodNotAllowed);
+    let (get, post) = (&Method::GET, &Method::POST);
     let strings: Vec<&str> = segments.iter().map(String::as_str).collect();
     match strings.as_slice() {
-        ["message:send"] => {
-            if method == Method::POST {
-                Ok(Send)
-            } else {
-                wrong_method()
-            }
-        }
-        ["message:stream"] => {
-            if method == Method::POST {
-                Ok(Stream)
-            } else {
-                wrong_method()
-            }
-        }
-        ["tasks"] => {
-            if method == Method::GET {
-                Ok(ListTasks)
-            } else {
-                wrong_method()
-            }
-        }
-        ["extendedAgentCard"] => {
-            if method == Method::GET {
-                Ok(ExtendedCard)
-            } else {
-                wrong_method()
-            }
-        }
+        ["message:send"] => only(method, post, "POST", Send),
+        ["message:stream"] => only(method, post, "POST", Stream),
+        ["tasks"] => only(method, get, "GET", ListTasks),
+        ["extendedAgentCard"] => only(method, get, "GET", ExtendedCard),
         ["tasks", last] => {
             if let Some(id) = last.strip_suffix(":cancel") {
-                return if method == Method::POST {
-                    Ok(Cancel(id.into()))
-                } else {
-                    wrong_method()
-                };
+                return only(method, post, "POST", Cancel(id.into()));
             }
             if let Some(id) = last.strip_suffix(":subscribe") {
                 // The proto maps it to GET, the spec's prose to POST: accept both.
-                return if method == Method::GET || method == Method::POST {
+                return if method == get || method == post {
                     Ok(Subscribe(id.into()))
                 } else {
-                    wrong_method()
+                    Err(RouteError::MethodNotAllowed("GET, POST"))
                 };
             }
-            if method == Method::GET {
-                Ok(GetTask((*last).into()))
-            } else {
-                wrong_method()
-            }
+            only(method, get, "GET", GetTask((*last).into()))
         }
         ["tasks", task, "pushNotificationConfigs"] => match *method {
             Method::POST => Ok(CreatePushConfig((*task).into())),
             Method::GET => Ok(ListPushConfigs((*task).into())),
-            _ => wrong_method(),
+            _ => Err(RouteError::MethodNotAllowed("GET, POST")),
         },
         ["tasks", task, "pushNotificationConfigs", config] => match *method {
             Method::GET => Ok(GetPushConfig((*task).into(), (*config).into())),
             Method::DELETE => Ok(DeletePushConfig((*task).into(), (*config).into())),
-            _ => wrong_method(),
+            _ => Err(RouteError::MethodNotAllowed("GET, DELETE")),
         },
         _ => Err(RouteError::NotFound),
     }
 }
 
-/// Matches a path, first without a tenant, then with its first segment as the tenant.
+/// Matches a path, first without a tenant, then with its first segment as the tenant. A tenant
+/// may not be named `tasks` (see [`crate::handler::RESERVED_TENANTS`]), so a path beginning
+/// with `tasks/` always names a task: `GET /tasks/tasks` reads the task `tasks`, and an
+/// operation under `/tasks/...` that only a tenant could mean is refused as such.
 fn route(method: &Method, segments: &[String]) -> Result<(String, Operation), RouteError> {
-    match route_without_tenant(method, segments) {
-        Ok(op) => Ok((String::new(), op)),
-        Err(RouteError::NotFound) if segments.len() >= 2 => {
-            route_without_tenant(method, &segments[1..]).map(|op| (segments[0].clone(), op))
+    let plain = route_without_tenant(method, segments);
+    if plain.is_ok() || segments.len() < 2 {
+        return plain.map(|op| (String::new(), op));
+    }
+    match route_without_tenant(method, &segments[1..]) {
+        Ok(_) if crate::handler::is_reserved_tenant(&segments[0]) => {
+            Err(RouteError::ReservedTenant)
         }
-        Err(error) => Err(error),
+        Ok(op) => Ok((segments[0].clone(), op)),
+        // The path fits no tenant's operation either: say what is wrong with it as it stands.
+        Err(RouteError::NotFound) => plain.map(|op| (String::new(), op)),
+        Err(error) => match plain {
+            Err(RouteError::MethodNotAllowed(allow)) => Err(RouteError::MethodNotAllowed(allow)),
+            _ => Err(error),
+        },
     }
 }
 
+/// The query's parameters by their JSON names: a proto field name (`history_length`) is read
+/// as its JSON name (`historyLength`), as ProtoJSON readers do.
 fn query_map(query: Option<&str>) -> Result<HashMap<String, String>, A2aError> {
     let pairs: Vec<(String, String)> = serde_urlencoded::from_str(query.unwrap_or(""))
         .map_err(|_| A2aError::invalid_params("the query string could not be read"))?;
-    Ok(pairs.into_iter().collect())
+    Ok(pairs
+        .into_iter()
+        .map(|(name, value)| (json_name(name), value))
+        .collect())
+}
+
+/// `lower_snake` as `lowerCamel`; other names unchanged.
+fn json_name(name: String) -> String {
+    if !name.contains('_') {
+        return name;
+    }
+    let mut out = String::with_capacity(name.len());
+    let mut upper = false;
+    for c in name.chars() {
+        match c {
+            '_' => upper = true,
+            c if upper => {
+                out.extend(c.to_uppercase());
+                upper = false;
+            }
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 fn query_value(name: &str, raw: &str) -> Result<Value, A2aError> {
@@ -237,7 +263,8 @@ fn json<T: serde::Serialize>(value: T) -> Result<Outcome, A2aError> {
 /// A send's request straight from the body, when it reads as one and agrees with the path's
 /// tenant. Anything else takes the general path, which explains what is wrong.
 fn send_request_fast(bytes: &[u8], tenant: &str) -> Option<SendMessageRequest> {
-    let mut request: SendMessageRequest = serde_json::from_slice(bytes).ok()?;
+    let ObjectOnly(mut request) =
+        serde_json::from_slice::<ObjectOnly<SendMessageRequest>>(bytes).ok()?;
     if !tenant.is_empty() {
         if !request.tenant.is_empty() && request.tenant != tenant {
             return None;
@@ -353,24 +380,31 @@ async fn dispatch(
     }
 }
 
-pub(crate) async fn not_found() -> Response {
+fn path_not_found(media_type: &'static str) -> Response {
     error_response(
         &A2aError::new(
             ErrorKind::MethodNotFound,
             "no A2A operation is served at this path",
         ),
         Some(StatusCode::NOT_FOUND),
+        media_type,
     )
 }
 
+/// For a server without HTTP+JSON: every path but the card and the JSON-RPC endpoint.
+pub(crate) async fn not_found(headers: HeaderMap) -> Response {
+    path_not_found(common::response_media_type(&headers, A2A_JSON))
+}
+
 /// A path served for other methods only: 405, with `Allow` and the binding's error body.
-fn wrong_method(allow: &'static str) -> Response {
+fn wrong_method(allow: &'static str, media_type: &'static str) -> Response {
     let mut response = error_response(
         &A2aError::new(
             ErrorKind::InvalidRequest,
             format!("this path answers {allow} only"),
         ),
         Some(StatusCode::METHOD_NOT_ALLOWED),
+        media_type,
     );
     response
         .headers_mut()
@@ -379,20 +413,25 @@ fn wrong_method(allow: &'static str) -> Response {
 }
 
 /// For the JSON-RPC endpoint, which takes POST only.
-pub(crate) async fn post_only() -> Response {
-    wrong_method("POST")
+pub(crate) async fn post_only(headers: HeaderMap) -> Response {
+    wrong_method("POST", common::response_media_type(&headers, common::JSON))
 }
 
 /// For the agent card, which is read with GET (HEAD is answered too).
-pub(crate) async fn get_only() -> Response {
-    wrong_method("GET, HEAD")
+pub(crate) async fn get_only(headers: HeaderMap) -> Response {
+    wrong_method(
+        "GET, HEAD",
+        common::response_media_type(&headers, common::JSON),
+    )
 }
 
 pub(crate) async fn handle(State(state): State<AppState>, request: Request<Body>) -> Response {
     let (parts, body) = request.into_parts();
+    let media_type = common::response_media_type(&parts.headers, A2A_JSON);
+    let error_response = |error: &A2aError, status| error_response(error, status, media_type);
     let prefix = state.config.rest_prefix.as_deref().unwrap_or("");
     let Some(path) = parts.uri.path().strip_prefix(prefix) else {
-        return not_found().await;
+        return path_not_found(media_type);
     };
     let segments: Vec<String> = path
         .split('/')
@@ -401,15 +440,10 @@ pub(crate) async fn handle(State(state): State<AppState>, request: Request<Body>
         .collect();
     let (tenant, operation) = match route(&parts.method, &segments) {
         Ok(found) => found,
-        Err(RouteError::NotFound) => return not_found().await,
-        Err(RouteError::MethodNotAllowed) => {
-            return error_response(
-                &A2aError::new(
-                    ErrorKind::InvalidRequest,
-                    format!("{} is not allowed on this path", parts.method),
-                ),
-                Some(StatusCode::METHOD_NOT_ALLOWED),
-            );
+        Err(RouteError::NotFound) => return path_not_found(media_type),
+        Err(RouteError::MethodNotAllowed(allow)) => return wrong_method(allow, media_type),
+        Err(RouteError::ReservedTenant) => {
+            return error_response(&crate::handler::reserved_tenant_error(&segments[0]), None);
         }
     };
     if let Err(error) = common::check_version(&state, &parts.headers, parts.uri.query()) {
@@ -460,9 +494,11 @@ pub(crate) async fn handle(State(state): State<AppState>, request: Request<Body>
         .instrument(span)
         .await;
     let mut response = match outcome {
-        Ok(Outcome::Json(bytes)) => {
-            ([(CONTENT_TYPE, HeaderValue::from_static(A2A_JSON))], bytes).into_response()
-        }
+        Ok(Outcome::Json(bytes)) => (
+            [(CONTENT_TYPE, HeaderValue::from_static(media_type))],
+            bytes,
+        )
+            .into_response(),
         Ok(Outcome::Stream(events)) => sse::respond(&state, events, |event| event),
         Ok(Outcome::Empty) => StatusCode::NO_CONTENT.into_response(),
         Err(error) => error_response(&error, None),

@@ -3,6 +3,7 @@
 mod card;
 mod leases;
 mod send;
+mod subscribe;
 mod validate;
 
 use std::pin::Pin;
@@ -16,7 +17,7 @@ use a2a_protocol_types::{
     A2aError, AgentCard, CancelTaskRequest, DeleteTaskPushNotificationConfigRequest,
     GetExtendedAgentCardRequest, GetTaskPushNotificationConfigRequest, GetTaskRequest,
     ListTaskPushNotificationConfigsRequest, ListTasksRequest, ListTasksResponse, StreamResponse,
-    SubscribeToTaskRequest, Task, TaskId, TaskState,
+    Task, TaskId, TaskState,
 };
 use futures::{Stream, StreamExt, stream};
 
@@ -24,6 +25,8 @@ use crate::executor::{AgentExecutor, CallerIdentity, CancelContext};
 use crate::idempotency::Idempotency;
 use crate::runtime::{EventSink, Registry, follow_live, follow_store};
 use crate::store::{InMemoryTaskStore, TaskStore};
+
+pub(crate) use validate::{is_reserved_tenant, reserved_tenant_error};
 
 /// A stream of a task's events, as a streaming operation answers.
 ///
@@ -466,6 +469,7 @@ impl RequestHandler {
         request: GetTaskRequest,
         ctx: &CallContext,
     ) -> Result<Task, A2aError> {
+        validate::tenant(&request.tenant)?;
         let history = validate::history_length(request.history_length)?;
         let mut task = self.load(&request.tenant, &request.id).await?;
         if let Some(leases) = &self.inner.leases {
@@ -502,6 +506,7 @@ impl RequestHandler {
         request: ListTasksRequest,
         _ctx: &CallContext,
     ) -> Result<ListTasksResponse, A2aError> {
+        validate::tenant(&request.tenant)?;
         let query = validate::task_query(&request, self.inner.config.default_page_size)?;
         let history = validate::history_length(request.history_length)?;
         let include_artifacts = request.include_artifacts.unwrap_or(false);
@@ -556,6 +561,7 @@ impl RequestHandler {
         request: CancelTaskRequest,
         ctx: &CallContext,
     ) -> Result<Task, A2aError> {
+        validate::tenant(&request.tenant)?;
         let tenant = request.tenant;
         let task = self.load(&tenant, &request.id).await?;
         if task.status.state.is_terminal() {
@@ -601,53 +607,6 @@ impl RequestHandler {
             ));
         }
         Ok(result)
-    }
-
-    /// `SubscribeToTask`: the task as it stands, then its events until it settles.
-    ///
-    /// ```
-    /// use std::time::Duration;
-    ///
-    /// use futures::StreamExt;
-    ///
-    /// use a2a_protocol_server::agents::EchoAgent;
-    /// use a2a_protocol_server::{CallContext, RequestHandler};
-    /// use a2a_protocol_types::{
-    ///     Message, SendMessageConfiguration, SendMessageRequest, SendMessageResponse, StreamResponse,
-    ///     SubscribeToTaskRequest,
-    /// };
-    ///
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> Result<(), a2a_protocol_types::A2aError> {
-    /// let handler = RequestHandler::builder(EchoAgent::slow(Duration::from_millis(50))).build();
-    /// let ctx = CallContext::default();
-    /// let mut request = SendMessageRequest::new(Message::user_text("hi"));
-    /// request.configuration = Some(SendMessageConfiguration { return_immediately: true, ..Default::default() });
-    /// let SendMessageResponse::Task(task) = handler.send_message(request, &ctx).await? else {
-    ///     panic!("a task");
-    /// };
-    /// let events = handler
-    ///     .subscribe_to_task(SubscribeToTaskRequest { id: task.id, ..Default::default() }, &ctx)
-    ///     .await?;
-    /// let events: Vec<StreamResponse> = events.collect().await;
-    /// assert!(matches!(events[0], StreamResponse::Task(_)), "the task as it stands comes first");
-    /// assert!(events.last().unwrap().is_final());
-    /// # Ok(())
-    /// # }
-    /// ```
-    pub async fn subscribe_to_task(
-        &self,
-        request: SubscribeToTaskRequest,
-        _ctx: &CallContext,
-    ) -> Result<EventStream, A2aError> {
-        let task = self.load(&request.tenant, &request.id).await?;
-        if task.status.state.is_terminal() {
-            return Err(A2aError::unsupported_operation(format!(
-                "task {} is {} and has no more updates; read it with GetTask",
-                task.id, task.status.state
-            )));
-        }
-        Ok(self.follow(&request.tenant, task, None).await)
     }
 
     /// The task's snapshot followed by its events, from this process or from the store.
@@ -786,9 +745,10 @@ impl RequestHandler {
     /// ```
     pub async fn get_extended_agent_card(
         &self,
-        _request: GetExtendedAgentCardRequest,
+        request: GetExtendedAgentCardRequest,
         _ctx: &CallContext,
     ) -> Result<AgentCard, A2aError> {
+        validate::tenant(&request.tenant)?;
         self.inner.extended_card.clone().ok_or_else(|| {
             A2aError::unsupported_operation(
                 "this agent has no extended agent card (its card says extendedAgentCard: false)",

@@ -147,6 +147,7 @@ impl RequestHandler {
         ctx: &CallContext,
         streaming: bool,
     ) -> Result<Started, A2aError> {
+        validate::tenant(&request.tenant)?;
         validate::message(&request.message)?;
         validate::content_types(&request.message, &self.inner.card)?;
         let lease = validate::lease(&request.message, self.inner.leases.as_ref())?;

@@ -16,6 +16,34 @@ fn field_error(field: &str, problem: impl Into<String>) -> A2aError {
     A2aError::invalid_params(format!("{field}: {problem}")).with_field_violation(field, problem)
 }
 
+/// Tenant names no request may use. HTTP+JSON puts the tenant first in the path
+/// (`/{tenant}/tasks/{id}`), so a tenant named `tasks` would make `/tasks/...` mean two things.
+pub(crate) const RESERVED_TENANTS: &[&str] = &["tasks"];
+
+/// Whether `tenant` is a name no request may use.
+pub(crate) fn is_reserved_tenant(tenant: &str) -> bool {
+    RESERVED_TENANTS.contains(&tenant)
+}
+
+/// The refusal of a reserved tenant name.
+pub(crate) fn reserved_tenant_error(tenant: &str) -> A2aError {
+    field_error(
+        "tenant",
+        format!(
+            "{tenant:?} is reserved (HTTP+JSON paths would read it as an operation); choose \
+             another tenant name"
+        ),
+    )
+}
+
+/// Refuses a reserved tenant name, on every operation of every binding.
+pub(crate) fn tenant(tenant: &str) -> Result<(), A2aError> {
+    if is_reserved_tenant(tenant) {
+        return Err(reserved_tenant_error(tenant));
+    }
+    Ok(())
+}
+
 /// The history limit of a request: `None` for all, an error for a negative value.
 pub(crate) fn history_length(value: Option<i32>) -> Result<Option<usize>, A2aError> {
     match value {

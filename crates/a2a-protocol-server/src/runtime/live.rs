@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use a2a_protocol_types::{StreamResponse, Task, TaskId};
-use tokio::sync::{Mutex as AsyncMutex, broadcast};
+use tokio::sync::{Mutex as AsyncMutex, Notify, broadcast};
 use tokio_util::sync::CancellationToken;
 
 use super::refresh::refresh;
@@ -125,6 +125,8 @@ fn new_live(tenant: &str, task: &Arc<Task>) -> Arc<LiveTask> {
 #[derive(Default)]
 pub(crate) struct Registry {
     live: Mutex<HashMap<String, TenantTasks>>,
+    /// Woken whenever a task becomes live, for subscribers waiting between its turns.
+    became_live: Notify,
 }
 
 impl Registry {
@@ -137,6 +139,7 @@ impl Registry {
         }
         let entry = new_live(tenant, task);
         tenant_tasks(&mut live, tenant).insert(task.id.clone(), Arc::clone(&entry));
+        self.became_live.notify_waiters();
         entry
     }
 
@@ -155,7 +158,13 @@ impl Registry {
         }
         let entry = new_live(tenant, task);
         tenant_tasks(&mut live, tenant).insert(task.id.clone(), Arc::clone(&entry));
+        self.became_live.notify_waiters();
         Some(entry)
+    }
+
+    /// Resolves when some task next becomes live (create the future before checking).
+    pub(crate) fn next_live(&self) -> tokio::sync::futures::Notified<'_> {
+        self.became_live.notified()
     }
 
     /// The task's live state, if a turn is in progress.

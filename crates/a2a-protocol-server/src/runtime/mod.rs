@@ -12,4 +12,6 @@ pub(crate) use budget::BudgetState;
 pub(crate) use lifecycle::direct_reply;
 pub(crate) use live::{LiveTask, Registry, SharedEvent};
 pub use sink::EventSink;
-pub(crate) use watch::{await_settled, follow_live, follow_store};
+pub(crate) use watch::{
+    at_terminal, await_settled, changes, follow_live, follow_live_until, follow_store,
+};

@@ -19,9 +19,29 @@ use crate::store::TaskStore;
 /// A stream of a task's events, ending after a final one.
 pub(crate) type TaskEvents = Pin<Box<dyn Stream<Item = StreamResponse> + Send>>;
 
+/// Which event ends a stream.
+type EndsAt = fn(&StreamResponse) -> bool;
+
+/// Ends a send's stream: a direct reply, or a task that finished or waits for input (§11.7).
+pub(crate) fn at_settled(event: &StreamResponse) -> bool {
+    event.is_final()
+}
+
+/// Ends a subscription: a direct reply, or a task that finished. A task waiting for input is
+/// followed on, since a follow-up message may continue it (§3.1.6).
+pub(crate) fn at_terminal(event: &StreamResponse) -> bool {
+    match event {
+        StreamResponse::Message(_) => true,
+        StreamResponse::Task(task) => task.status.state.is_terminal(),
+        StreamResponse::StatusUpdate(update) => update.status.state.is_terminal(),
+        StreamResponse::ArtifactUpdate(_) => false,
+    }
+}
+
 struct Following {
     live: Arc<LiveTask>,
     events: broadcast::Receiver<SharedEvent>,
+    ends_at: EndsAt,
 }
 
 /// Follows a live task from `events` (taken with its snapshot) until a final event or the end
@@ -30,26 +50,40 @@ pub(crate) fn follow_live(
     live: Arc<LiveTask>,
     events: Option<broadcast::Receiver<SharedEvent>>,
 ) -> TaskEvents {
-    let start = events.map(|events| Following { live, events });
+    follow_live_until(live, events, at_settled)
+}
+
+/// [`follow_live`], ending at the first event `ends_at` picks.
+pub(crate) fn follow_live_until(
+    live: Arc<LiveTask>,
+    events: Option<broadcast::Receiver<SharedEvent>>,
+    ends_at: EndsAt,
+) -> TaskEvents {
+    let start = events.map(|events| Following {
+        live,
+        events,
+        ends_at,
+    });
     Box::pin(stream::unfold(start, |state| async move {
         let mut state = state?;
         match state.events.recv().await {
             Ok(event) => {
-                let next = (!event.is_final()).then_some(state);
+                let next = (!(state.ends_at)(&event)).then_some(state);
                 // The last holder takes the event; others copy it.
                 Some((Arc::unwrap_or_clone(event), next))
             }
             Err(RecvError::Lagged(_)) => {
                 let (task, events) = state.live.subscribe().await;
-                let done = task.status.state.is_settled();
-                let next = match (done, events) {
+                let event = StreamResponse::Task(task);
+                let next = match ((state.ends_at)(&event), events) {
                     (false, Some(events)) => Some(Following {
                         live: state.live,
                         events,
+                        ends_at: state.ends_at,
                     }),
                     _ => None,
                 };
-                Some((StreamResponse::Task(task), next))
+                Some((event, next))
             }
             Err(RecvError::Closed) => None,
         }
@@ -127,7 +161,7 @@ pub(crate) fn follow_store(store: Arc<dyn TaskStore>, tenant: String, last: Task
 }
 
 /// The events that turn `before` into `after`: changed artifacts, then the status.
-fn changes(before: &Task, after: &Task) -> Vec<StreamResponse> {
+pub(crate) fn changes(before: &Task, after: &Task) -> Vec<StreamResponse> {
     let mut events = Vec::new();
     for artifact in &after.artifacts {
         let unchanged = before

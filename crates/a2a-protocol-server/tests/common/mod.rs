@@ -406,3 +406,68 @@ pub fn last_state(events: &[Value]) -> String {
 pub fn key() -> String {
     a2a_protocol_types::idempotency::generate_key()
 }
+
+/// A stream read one event at a time, so a test can act between events.
+pub struct EventReader {
+    response: reqwest::Response,
+    buffer: String,
+    binding: Binding,
+}
+
+impl EventReader {
+    /// The next event, or `None` once the server ended the stream.
+    pub async fn next(&mut self) -> Option<Value> {
+        loop {
+            if let Some(end) = self.buffer.find("\n\n") {
+                let block: String = self.buffer.drain(..end + 2).collect();
+                let data: Vec<&str> = block
+                    .lines()
+                    .filter_map(|line| line.strip_prefix("data:"))
+                    .map(str::trim_start)
+                    .collect();
+                if data.is_empty() {
+                    continue;
+                }
+                let value: Value = serde_json::from_str(&data.join("\n")).expect("event JSON");
+                return Some(match self.binding {
+                    Binding::JsonRpc => value["result"].clone(),
+                    Binding::Rest => value,
+                });
+            }
+            let chunk = self.response.chunk().await.expect("stream readable")?;
+            self.buffer.push_str(&String::from_utf8_lossy(&chunk));
+        }
+    }
+}
+
+/// Opens a streaming operation; fails the test unless the server answers with a stream.
+pub async fn open_stream(binding: Binding, base: &str, method: &str, params: Value) -> EventReader {
+    let client = client();
+    let request = match binding {
+        Binding::JsonRpc => client
+            .post(format!("{base}/"))
+            .json(&json!({"jsonrpc": "2.0", "id": 9, "method": method, "params": params})),
+        Binding::Rest => rest_request(&client, base, &Call { method, params }),
+    };
+    let response = request
+        .header("A2A-Version", "1.0")
+        .send()
+        .await
+        .expect("request sent");
+    let content_type = response
+        .headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_owned();
+    assert!(
+        content_type.starts_with("text/event-stream"),
+        "a stream, got {} {content_type}",
+        response.status()
+    );
+    EventReader {
+        response,
+        buffer: String::new(),
+        binding,
+    }
+}
