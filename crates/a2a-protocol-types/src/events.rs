@@ -38,6 +38,14 @@ pub struct TaskStatusUpdateEvent {
     /// Free-form data.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<Metadata>,
+    /// The task's generation once this event was recorded (see [`Task::generation`]): a gap
+    /// between two events tells a client it missed one. Zero when unknown, and then omitted.
+    #[serde(
+        default,
+        with = "serde_util::int64",
+        skip_serializing_if = "serde_util::is_zero"
+    )]
+    pub generation: u64,
 }
 
 /// A task produced an artifact, or another chunk of one.
@@ -80,6 +88,14 @@ pub struct TaskArtifactUpdateEvent {
     /// Free-form data.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<Metadata>,
+    /// The task's generation once this event was recorded (see [`Task::generation`]): a gap
+    /// between two events tells a client it missed one. Zero when unknown, and then omitted.
+    #[serde(
+        default,
+        with = "serde_util::int64",
+        skip_serializing_if = "serde_util::is_zero"
+    )]
+    pub generation: u64,
 }
 
 /// One event of a stream (and the payload of a push notification): exactly one of four kinds.

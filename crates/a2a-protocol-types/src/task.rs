@@ -171,6 +171,15 @@ pub struct Task {
     /// Free-form data.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<Metadata>,
+    /// How many changes the server has accepted for the task, counting its creation: every
+    /// status change, artifact and message it records increases it (the A2A v1.1 `generation`,
+    /// written as ProtoJSON writes an int64, as a string). Zero when unknown, and then omitted.
+    #[serde(
+        default,
+        with = "serde_util::int64",
+        skip_serializing_if = "serde_util::is_zero"
+    )]
+    pub generation: u64,
 }
 
 impl Task {
@@ -195,6 +204,7 @@ impl Task {
             artifacts: Vec::new(),
             history: Vec::new(),
             metadata: None,
+            generation: 0,
         }
     }
 

@@ -154,15 +154,17 @@ fn task() -> impl Strategy<Value = Task> {
         vec(artifact(), 0..3),
         vec(message(), 0..3),
         metadata(),
+        any::<u64>(),
     )
         .prop_map(
-            |(id, context_id, status, artifacts, history, metadata)| Task {
+            |(id, context_id, status, artifacts, history, metadata, generation)| Task {
                 id: TaskId::new(id),
                 context_id: ContextId::new(context_id),
                 status,
                 artifacts,
                 history,
                 metadata,
+                generation,
             },
         )
 }
@@ -171,32 +173,39 @@ fn stream_response() -> impl Strategy<Value = StreamResponse> {
     prop_oneof![
         task().prop_map(StreamResponse::Task),
         message().prop_map(StreamResponse::Message),
-        (text(), text(), status(), metadata()).prop_map(|(t, c, status, metadata)| {
-            StreamResponse::StatusUpdate(TaskStatusUpdateEvent {
-                task_id: TaskId::new(t),
-                context_id: ContextId::new(c),
-                status,
-                metadata,
-            })
-        }),
+        (text(), text(), status(), metadata(), any::<u64>()).prop_map(
+            |(t, c, status, metadata, generation)| {
+                StreamResponse::StatusUpdate(TaskStatusUpdateEvent {
+                    task_id: TaskId::new(t),
+                    context_id: ContextId::new(c),
+                    status,
+                    metadata,
+                    generation,
+                })
+            }
+        ),
         (
             text(),
             text(),
             artifact(),
             any::<bool>(),
             any::<bool>(),
-            metadata()
+            metadata(),
+            any::<u64>(),
         )
-            .prop_map(|(t, c, artifact, append, last_chunk, metadata)| {
-                StreamResponse::ArtifactUpdate(TaskArtifactUpdateEvent {
-                    task_id: TaskId::new(t),
-                    context_id: ContextId::new(c),
-                    artifact,
-                    append,
-                    last_chunk,
-                    metadata,
-                })
-            }),
+            .prop_map(
+                |(t, c, artifact, append, last_chunk, metadata, generation)| {
+                    StreamResponse::ArtifactUpdate(TaskArtifactUpdateEvent {
+                        task_id: TaskId::new(t),
+                        context_id: ContextId::new(c),
+                        artifact,
+                        append,
+                        last_chunk,
+                        metadata,
+                        generation,
+                    })
+                }
+            ),
     ]
 }
 

@@ -220,6 +220,7 @@ fn stream_events_say_when_a_stream_ends() {
             context_id: ContextId::new("c"),
             status: TaskStatus::new(state),
             metadata: None,
+            generation: 0,
         })
     };
     assert!(!status(TaskState::Working).is_final());
@@ -356,4 +357,30 @@ fn json_rpc_responses_hold_a_result_or_an_error() {
         written,
         json!({"jsonrpc": "2.0", "id": 7, "result": {"a": 1}})
     );
+}
+
+#[test]
+fn a_generation_is_written_as_an_int64_string_and_read_from_either() {
+    let mut task = Task::new("t-1", "c-1", TaskStatus::new(TaskState::Working));
+    assert!(
+        serde_json::to_value(&task)
+            .expect("writes")
+            .get("generation")
+            .is_none(),
+        "unset, omitted"
+    );
+    task.generation = 12_345_678_901;
+    assert_eq!(
+        serde_json::to_value(&task).expect("writes")["generation"],
+        "12345678901"
+    );
+    for (written, expected) in [(json!("7"), 7), (json!(7), 7), (Value::Null, 0)] {
+        let read: Task = serde_json::from_value(json!({
+            "id": "t", "status": {"state": "TASK_STATE_WORKING"}, "generation": written
+        }))
+        .expect("reads");
+        assert_eq!(read.generation, expected);
+    }
+    let negative = json!({"id": "t", "status": {"state": "TASK_STATE_WORKING"}, "generation": -1});
+    assert!(serde_json::from_value::<Task>(negative).is_err());
 }

@@ -1,5 +1,6 @@
-//! Server-Sent Events for both bindings: one `data:` line of JSON per event, keep-alive
-//! comments, and an end when the server shuts down.
+//! Server-Sent Events for both bindings: one `data:` line of JSON per event, its `id` the
+//! task's generation once the event was recorded (so a client that reconnects knows what it
+//! missed), keep-alive comments, and an end when the server shuts down.
 
 use std::convert::Infallible;
 
@@ -23,13 +24,28 @@ pub(crate) fn respond<T: Serialize>(
     let stream = events
         .take_until(async move { shutdown.cancelled().await })
         .map(move |event| {
+            let generation = generation_of(&event);
             let data = serde_json::to_string(&wrap(event)).unwrap_or_else(|error| {
                 tracing::error!(%error, "could not serialize a stream event");
                 String::from("{}")
             });
-            Ok::<_, Infallible>(Event::default().data(data))
+            let mut sse = Event::default().data(data);
+            if generation > 0 {
+                sse = sse.id(generation.to_string());
+            }
+            Ok::<_, Infallible>(sse)
         });
     Sse::new(stream)
         .keep_alive(KeepAlive::new().interval(state.config.keep_alive))
         .into_response()
+}
+
+/// The task generation an event carries; zero for a direct reply, which has none.
+fn generation_of(event: &StreamResponse) -> u64 {
+    match event {
+        StreamResponse::Task(task) => task.generation,
+        StreamResponse::StatusUpdate(update) => update.generation,
+        StreamResponse::ArtifactUpdate(update) => update.generation,
+        StreamResponse::Message(_) => 0,
+    }
 }

@@ -45,6 +45,7 @@ pub(crate) fn apply_status(
         context_id: task.context_id.clone(),
         status,
         metadata: None,
+        generation: task.generation,
     }))
 }
 
@@ -84,6 +85,7 @@ pub(crate) fn apply_artifact(
         append,
         last_chunk,
         metadata: None,
+        generation: task.generation,
     }))
 }
 

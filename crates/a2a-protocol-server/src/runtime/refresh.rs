@@ -16,6 +16,7 @@ pub(crate) fn refresh(copy: &mut Task, task: &Task) {
         artifacts,
         history,
         metadata,
+        generation,
     } = task;
     refresh_value(&mut copy.id, id);
     refresh_value(&mut copy.context_id, context_id);
@@ -23,6 +24,7 @@ pub(crate) fn refresh(copy: &mut Task, task: &Task) {
     refresh_list(&mut copy.artifacts, artifacts);
     refresh_list(&mut copy.history, history);
     refresh_value(&mut copy.metadata, metadata);
+    copy.generation = *generation;
 }
 
 fn refresh_value<T: Clone + PartialEq>(copy: &mut T, value: &T) {

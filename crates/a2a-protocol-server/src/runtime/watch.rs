@@ -176,6 +176,7 @@ pub(crate) fn changes(before: &Task, after: &Task) -> Vec<StreamResponse> {
                 append: false,
                 last_chunk: true,
                 metadata: None,
+                generation: after.generation,
             }));
         }
     }
@@ -185,6 +186,7 @@ pub(crate) fn changes(before: &Task, after: &Task) -> Vec<StreamResponse> {
             context_id: after.context_id.clone(),
             status: after.status.clone(),
             metadata: None,
+            generation: after.generation,
         }));
     }
     events

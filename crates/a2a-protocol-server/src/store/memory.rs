@@ -6,7 +6,10 @@ use a2a_protocol_types::{Task, TaskId};
 use async_trait::async_trait;
 
 use super::shard::Shard;
-use super::{ClaimOutcome, KeyClaim, StoreError, TaskPage, TaskQuery, TaskStore, TaskStoreConfig};
+use super::{
+    ClaimOutcome, KeyClaim, StoreError, StoredTask, TaskPage, TaskQuery, TaskStore,
+    TaskStoreConfig, TaskWrite, WriteOutcome,
+};
 
 /// Tasks and idempotency keys in process memory, bounded by [`TaskStoreConfig`].
 ///
@@ -132,6 +135,14 @@ impl TaskStore for InMemoryTaskStore {
 
     async fn list(&self, _tenant: &str, query: &TaskQuery) -> Result<TaskPage, StoreError> {
         Ok(self.shard().list(query))
+    }
+
+    async fn load(&self, _tenant: &str, id: &TaskId) -> Result<Option<StoredTask>, StoreError> {
+        Ok(self.shard().load(id))
+    }
+
+    async fn write(&self, write: &TaskWrite<'_>) -> Result<WriteOutcome, StoreError> {
+        self.shard().write(write)
     }
 
     fn supports_idempotency(&self) -> bool {

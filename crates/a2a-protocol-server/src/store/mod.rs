@@ -12,6 +12,7 @@
 //!   and get `TaskNotFound`, not a free key and a second run.
 
 mod config;
+mod coordination;
 mod key_index;
 mod memory;
 mod page_token;
@@ -20,6 +21,7 @@ mod shard;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod sql;
 mod tenant;
+mod write;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -28,6 +30,7 @@ use a2a_protocol_types::{A2aError, ContextId, MessageId, Task, TaskId, TaskState
 use async_trait::async_trait;
 
 pub use config::TaskStoreConfig;
+pub use coordination::{Coordination, Notice, TaskRef};
 pub use memory::InMemoryTaskStore;
 pub use page_token::PageCursor;
 pub use retention::{PurgeReport, Retention, RetentionPolicy, RetentionSweeper};
@@ -38,6 +41,7 @@ pub use sql::postgres::{PostgresTaskStore, TenantAwarePostgresTaskStore};
 #[cfg(feature = "sqlite")]
 pub use sql::sqlite::{SqliteTaskStore, TenantAwareSqliteTaskStore};
 pub use tenant::TenantAwareInMemoryTaskStore;
+pub use write::{StoredTask, TaskWrite, WriteOutcome};
 
 /// Whom an idempotency key belongs to: the tenant, and the authenticated caller when known.
 ///
@@ -193,6 +197,10 @@ pub enum StoreError {
     /// Stored data could not be read back.
     #[error("stored data is corrupt: {0}")]
     Corrupt(String),
+    /// The store was created partitioned by tenant and opened as one namespace, or the other
+    /// way round.
+    #[error("the store was opened in the wrong mode: {0}")]
+    ModeMismatch(String),
     /// Any other backend failure.
     #[error("task store failed: {0}")]
     Backend(#[source] Box<dyn std::error::Error + Send + Sync>),
@@ -318,6 +326,82 @@ pub trait TaskStore: Send + Sync + 'static {
     /// # }
     /// ```
     async fn list(&self, tenant: &str, query: &TaskQuery) -> Result<TaskPage, StoreError>;
+
+    /// The task with its revision and turn, if stored. The default reads it with
+    /// [`TaskStore::get`], at revision 0, with no owner.
+    ///
+    /// ```
+    /// use a2a_protocol_server::store::{InMemoryTaskStore, TaskStore};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// assert!(InMemoryTaskStore::new().load("", &"missing".into()).await?.is_none());
+    /// # Ok(())
+    /// # }
+    /// ```
+    async fn load(&self, tenant: &str, id: &TaskId) -> Result<Option<StoredTask>, StoreError> {
+        Ok(self
+            .get(tenant, id)
+            .await?
+            .map(|task| StoredTask::new(task, 0)))
+    }
+
+    /// Writes one change to a task: created when [`TaskWrite::expected`] is `None`, else only
+    /// over that revision; with [`TaskWrite::claim`], only if the key is free, and the key is
+    /// then held together with the task.
+    ///
+    /// The bundled stores do all of it in one atomic step. The default, for a store that
+    /// implements only [`TaskStore::save`] and the key index, claims the key, checks that a
+    /// task to create does not exist yet, and saves; it does not check revisions, so it is
+    /// right for one server process, whose turns never overlap.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    ///
+    /// use a2a_protocol_server::store::{InMemoryTaskStore, TaskStore, TaskWrite, WriteOutcome};
+    /// use a2a_protocol_types::{Task, TaskState, TaskStatus};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let store = InMemoryTaskStore::new();
+    /// let task = Arc::new(Task::new("t-1", "c-1", TaskStatus::new(TaskState::Submitted)));
+    /// assert_eq!(store.write(&TaskWrite::create("", &task)).await?, WriteOutcome::Written);
+    /// assert_eq!(store.write(&TaskWrite::create("", &task)).await?, WriteOutcome::Stale, "it exists");
+    /// # Ok(())
+    /// # }
+    /// ```
+    async fn write(&self, write: &TaskWrite<'_>) -> Result<WriteOutcome, StoreError> {
+        if write.expected.is_none() && self.get(write.tenant, &write.task.id).await?.is_some() {
+            return Ok(WriteOutcome::Stale);
+        }
+        if let Some(claim) = write.claim {
+            match self.claim_idempotency_key(claim).await? {
+                ClaimOutcome::Claimed => {}
+                held => return Ok(WriteOutcome::KeyHeld(held)),
+            }
+        }
+        if let Err(error) = self.save_shared(write.tenant, write.task).await {
+            if let Some(claim) = write.claim {
+                // Nothing was written, so the key may be used again.
+                let _ = self.release_idempotency_key(claim).await;
+            }
+            return Err(error);
+        }
+        Ok(WriteOutcome::Written)
+    }
+
+    /// Turn ownership, cancel requests, leases and event feeds kept in the store, for several
+    /// server processes sharing it; `None` (the default) when one server uses the store alone
+    /// and keeps those facts in its memory. See [`Coordination`].
+    ///
+    /// ```
+    /// use a2a_protocol_server::store::{InMemoryTaskStore, TaskStore};
+    ///
+    /// assert!(InMemoryTaskStore::new().coordination().is_none());
+    /// ```
+    fn coordination(&self) -> Option<&dyn Coordination> {
+        None
+    }
 
     /// Whether this store implements the idempotency key index. The agent card advertises the
     /// idempotency extension exactly when this is true.

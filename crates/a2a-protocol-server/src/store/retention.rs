@@ -33,6 +33,10 @@ pub struct RetentionPolicy {
     pub batch_size: u32,
     /// Statements per table and sweep; what is left waits for the next sweep. Default 100.
     pub max_batches: u32,
+    /// How long a task's events are kept for followers in other processes. They serve a
+    /// follower that is a moment behind; one that falls further behind starts again from the
+    /// task. Default 10 minutes.
+    pub event_max_age: Duration,
 }
 
 impl Default for RetentionPolicy {
@@ -42,6 +46,7 @@ impl Default for RetentionPolicy {
             idempotency_key_max_age: Duration::from_secs(24 * 60 * 60),
             batch_size: 1_000,
             max_batches: 100,
+            event_max_age: Duration::from_secs(10 * 60),
         }
     }
 }
@@ -100,6 +105,21 @@ impl RetentionPolicy {
     /// ```
     pub fn with_max_batches(mut self, batches: u32) -> Self {
         self.max_batches = batches.max(1);
+        self
+    }
+
+    /// Sets [`RetentionPolicy::event_max_age`].
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// use a2a_protocol_server::store::RetentionPolicy;
+    ///
+    /// let policy = RetentionPolicy::default().with_event_max_age(Duration::from_secs(60));
+    /// assert_eq!(policy.event_max_age, Duration::from_secs(60));
+    /// ```
+    pub fn with_event_max_age(mut self, age: Duration) -> Self {
+        self.event_max_age = age;
         self
     }
 

@@ -12,7 +12,10 @@ use a2a_protocol_types::{Task, TaskId};
 use hashlink::LinkedHashMap;
 
 use super::key_index::KeyIndex;
-use super::{ClaimOutcome, KeyClaim, PageCursor, StoreError, TaskPage, TaskQuery, TaskStoreConfig};
+use super::{
+    ClaimOutcome, KeyClaim, PageCursor, StoreError, StoredTask, TaskPage, TaskQuery,
+    TaskStoreConfig, TaskWrite, WriteOutcome,
+};
 
 use crate::TaskIdHasher;
 
@@ -22,8 +25,9 @@ fn status_millis(task: &Task) -> i64 {
 
 pub(crate) struct Shard {
     config: TaskStoreConfig,
-    /// Shared with the live state of tasks being worked on, so a save copies nothing.
-    tasks: HashMap<TaskId, Arc<Task>, TaskIdHasher>,
+    /// Shared with the live state of tasks being worked on, so a save copies nothing; each
+    /// with its revision.
+    tasks: HashMap<TaskId, (Arc<Task>, u64), TaskIdHasher>,
     /// (status time, id) of every task, for newest-first listing.
     order: BTreeSet<(i64, TaskId)>,
     /// Terminal tasks, oldest first, with when they were seen terminal.
@@ -43,14 +47,65 @@ impl Shard {
     }
 
     pub(crate) fn get(&self, id: &TaskId) -> Option<Task> {
-        self.tasks.get(id).map(|task| Task::clone(task))
+        self.tasks.get(id).map(|(task, _)| Task::clone(task))
+    }
+
+    pub(crate) fn load(&self, id: &TaskId) -> Option<StoredTask> {
+        self.tasks
+            .get(id)
+            .map(|(task, revision)| StoredTask::new(Task::clone(task), *revision))
+    }
+
+    /// A versioned write, with its key claimed in the same step (see [`TaskWrite`]).
+    pub(crate) fn write(&mut self, write: &TaskWrite<'_>) -> Result<WriteOutcome, StoreError> {
+        let current = self
+            .tasks
+            .get(&write.task.id)
+            .map(|(_, revision)| *revision);
+        let revision = match (write.expected, current) {
+            (None, None) => 1,
+            (Some(expected), Some(current)) if expected == current => current + 1,
+            _ => return Ok(WriteOutcome::Stale),
+        };
+        if current.is_none() {
+            self.make_room()?;
+        }
+        if let Some(claim) = write.claim {
+            match self.claim(claim)? {
+                ClaimOutcome::Claimed => {}
+                held => return Ok(WriteOutcome::KeyHeld(held)),
+            }
+        }
+        self.put(Arc::clone(write.task), revision);
+        Ok(WriteOutcome::Written)
     }
 
     pub(crate) fn save(&mut self, task: Arc<Task>) -> Result<(), StoreError> {
+        let revision = match self.tasks.get(&task.id) {
+            Some((_, revision)) => revision + 1,
+            None => {
+                self.make_room()?;
+                1
+            }
+        };
+        self.put(task, revision);
+        Ok(())
+    }
+
+    /// Room for one more task: expired terminal tasks go, then the oldest terminal one if the
+    /// store is full; a live task is never evicted.
+    fn make_room(&mut self) -> Result<(), StoreError> {
+        self.expire_terminal_tasks(Instant::now());
+        if self.tasks.len() >= self.config.max_tasks && !self.evict_oldest_terminal() {
+            return Err(StoreError::CapacityExceeded("tasks"));
+        }
+        Ok(())
+    }
+
+    fn put(&mut self, task: Arc<Task>, revision: u64) {
         let now = Instant::now();
-        self.expire_terminal_tasks(now);
         let millis = status_millis(&task);
-        let previous = self.tasks.get(&task.id).map(|t| status_millis(t));
+        let previous = self.tasks.get(&task.id).map(|(t, _)| status_millis(t));
         match previous {
             // The list order changes only when the status time does.
             Some(before) if before == millis => {}
@@ -59,9 +114,6 @@ impl Shard {
                 self.order.insert((millis, task.id.clone()));
             }
             None => {
-                if self.tasks.len() >= self.config.max_tasks && !self.evict_oldest_terminal() {
-                    return Err(StoreError::CapacityExceeded("tasks"));
-                }
                 self.order.insert((millis, task.id.clone()));
             }
         }
@@ -73,16 +125,15 @@ impl Shard {
             self.terminal.remove(&task.id);
         }
         match self.tasks.get_mut(&task.id) {
-            Some(slot) => *slot = task,
+            Some(slot) => *slot = (task, revision),
             None => {
-                self.tasks.insert(task.id.clone(), task);
+                self.tasks.insert(task.id.clone(), (task, revision));
             }
         }
-        Ok(())
     }
 
     fn remove_task(&mut self, id: &TaskId) {
-        if let Some(task) = self.tasks.remove(id) {
+        if let Some((task, _)) = self.tasks.remove(id) {
             self.order.remove(&(status_millis(&task), id.clone()));
         }
         self.terminal.remove(id);
@@ -123,7 +174,7 @@ impl Shard {
         let mut page = Vec::new();
         let mut next = None;
         for (millis, id) in self.order.iter().rev() {
-            let Some(task) = self.tasks.get(id) else {
+            let Some((task, _)) = self.tasks.get(id) else {
                 continue;
             };
             if !matches(task) {

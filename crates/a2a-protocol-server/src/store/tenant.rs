@@ -7,7 +7,10 @@ use a2a_protocol_types::{Task, TaskId};
 use async_trait::async_trait;
 
 use super::shard::Shard;
-use super::{ClaimOutcome, KeyClaim, StoreError, TaskPage, TaskQuery, TaskStore, TaskStoreConfig};
+use super::{
+    ClaimOutcome, KeyClaim, StoreError, StoredTask, TaskPage, TaskQuery, TaskStore,
+    TaskStoreConfig, TaskWrite, WriteOutcome,
+};
 
 /// Like [`InMemoryTaskStore`](super::InMemoryTaskStore), but each tenant has its own tasks,
 /// keys and limits: a task of tenant A is invisible to tenant B.
@@ -133,6 +136,14 @@ impl TaskStore for TenantAwareInMemoryTaskStore {
             .existing(tenant)
             .map(|s| lock(&s).list(query))
             .unwrap_or_default())
+    }
+
+    async fn load(&self, tenant: &str, id: &TaskId) -> Result<Option<StoredTask>, StoreError> {
+        Ok(self.existing(tenant).and_then(|s| lock(&s).load(id)))
+    }
+
+    async fn write(&self, write: &TaskWrite<'_>) -> Result<WriteOutcome, StoreError> {
+        lock(&self.shard(write.tenant)).write(write)
     }
 
     fn supports_idempotency(&self) -> bool {

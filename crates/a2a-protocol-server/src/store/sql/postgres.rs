@@ -1,11 +1,16 @@
 //! PostgreSQL stores: several server processes behind a load balancer may share one database;
 //! the claim stays atomic across them.
 
-use sqlx::Connection as _;
-use sqlx::postgres::{PgConnectOptions, PgConnection, PgPool, PgPoolOptions};
+use std::sync::{Arc, Weak};
+use std::time::Duration;
 
+use sqlx::Connection as _;
+use sqlx::postgres::{PgConnectOptions, PgConnection, PgListener, PgPool, PgPoolOptions};
+use tokio::sync::broadcast;
+
+use super::coordinate::{CHANNEL, NoticeHub, decode_notice};
 use super::{SqlStoreOptions, sql_store};
-use crate::store::StoreError;
+use crate::store::{Notice, StoreError};
 
 /// Maps a PostgreSQL error: serialization failures, deadlocks, lock timeouts, connection
 /// limits and lost connections (and pool or I/O trouble) are "try again".
@@ -27,8 +32,88 @@ fn classify(error: sqlx::Error) -> StoreError {
     }
 }
 
+/// Sends a notice when the transaction commits, to every process listening on [`CHANNEL`].
+async fn announce(
+    tx: &mut sqlx::Transaction<'_, sqlx::Postgres>,
+    payload: &str,
+) -> Result<(), sqlx::Error> {
+    sqlx::query("SELECT pg_notify($1, $2)")
+        .bind(CHANNEL)
+        .bind(payload)
+        .execute(&mut **tx)
+        .await
+        .map(|_| ())
+}
+
+/// Notices from other processes; the first subscriber starts the listening connection.
+fn notices(core: &statements::SqlCore) -> Option<broadcast::Receiver<Notice>> {
+    let (receiver, first) = core.notices.subscribe();
+    if first {
+        let pool = core.pool.clone();
+        let hub = Arc::downgrade(&core.notices);
+        tokio::spawn(listen(pool, hub));
+    }
+    Some(receiver)
+}
+
+/// Followers look at the store this often even with notices, in case one was lost (a
+/// listening connection that broke and came back misses what was sent meanwhile).
+const POLL_INTERVAL: Duration = Duration::from_secs(1);
+
+/// Listens on [`CHANNEL`] for as long as the store lives, reconnecting after a failure.
+async fn listen(pool: PgPool, hub: Weak<NoticeHub>) {
+    loop {
+        let listener = async {
+            let mut listener = PgListener::connect_with(&pool).await?;
+            listener.listen(CHANNEL).await?;
+            Ok::<_, sqlx::Error>(listener)
+        };
+        let mut listener = match listener.await {
+            Ok(listener) => listener,
+            Err(error) => {
+                tracing::warn!(%error, "cannot listen for store notices; retrying in 1 s");
+                tokio::time::sleep(Duration::from_secs(1)).await;
+                if hub.strong_count() == 0 {
+                    return;
+                }
+                continue;
+            }
+        };
+        loop {
+            // Checked between notices, so a dropped store's listener ends within a second.
+            match tokio::time::timeout(Duration::from_secs(1), listener.try_recv()).await {
+                Err(_) => {}
+                Ok(Ok(Some(notification))) => {
+                    if let (Some(hub), Some(notice)) =
+                        (hub.upgrade(), decode_notice(notification.payload()))
+                    {
+                        hub.publish(notice);
+                    }
+                }
+                Ok(Ok(None)) => {} // The connection was lost and will be re-established.
+                Ok(Err(error)) => {
+                    tracing::warn!(%error, "listening for store notices failed");
+                    break;
+                }
+            }
+            if hub.strong_count() == 0 {
+                return;
+            }
+        }
+    }
+}
+
 mod statements {
-    crate::store::sql::sql_core!(sqlx::Postgres, sqlx::PgPool, super::classify, one_writer: false);
+    crate::store::sql::sql_core!(
+        sqlx::Postgres,
+        sqlx::PgPool,
+        super::classify,
+        migrations: "./migrations/postgres",
+        one_writer: false,
+        pushes: true,
+        announce: super::announce
+    );
+    crate::store::sql::sql_coordination!(sqlx::Postgres, super::classify, announce: super::announce);
 }
 
 async fn connect(url: &str, options: &SqlStoreOptions) -> Result<PgPool, StoreError> {
@@ -52,6 +137,12 @@ async fn connect(url: &str, options: &SqlStoreOptions) -> Result<PgPool, StoreEr
     })?
     .map_err(|e| StoreError::Backend(Box::new(e)))?;
     let _ = first.close().await;
+    // A write blocked by another's lock gives up after the busy timeout, so a stalled write
+    // turns a racing retry into a retryable "busy" rather than a long wait.
+    let connect = connect.options([(
+        "lock_timeout",
+        format!("{}ms", options.busy_timeout.as_millis()),
+    )]);
     PgPoolOptions::new()
         .max_connections(options.max_connections)
         .acquire_timeout(options.acquire_timeout)

@@ -27,8 +27,36 @@ fn classify(error: sqlx::Error) -> StoreError {
     }
 }
 
+/// SQLite cannot push notices: followers in other processes look at the file again.
+async fn announce(
+    _tx: &mut sqlx::Transaction<'_, sqlx::Sqlite>,
+    _payload: &str,
+) -> Result<(), sqlx::Error> {
+    Ok(())
+}
+
+fn notices(
+    core: &statements::SqlCore,
+) -> Option<tokio::sync::broadcast::Receiver<crate::store::Notice>> {
+    let _unused_here = &core.notices;
+    None
+}
+
+/// How often processes sharing the file look for what the others did: a local file answers
+/// such a query in microseconds.
+const POLL_INTERVAL: std::time::Duration = std::time::Duration::from_millis(100);
+
 mod statements {
-    crate::store::sql::sql_core!(sqlx::Sqlite, sqlx::SqlitePool, super::classify, one_writer: true);
+    crate::store::sql::sql_core!(
+        sqlx::Sqlite,
+        sqlx::SqlitePool,
+        super::classify,
+        migrations: "./migrations/sqlite",
+        one_writer: true,
+        pushes: false,
+        announce: super::announce
+    );
+    crate::store::sql::sql_coordination!(sqlx::Sqlite, super::classify, announce: super::announce);
 }
 
 async fn connect(url: &str, options: &SqlStoreOptions) -> Result<SqlitePool, StoreError> {

@@ -1,0 +1,99 @@
+//! How a task is laid out in rows: the head (the task without its history) as JSON, each
+//! history message and each event as JSON of its own.
+
+use a2a_protocol_types::{
+    Artifact, ContextId, Message, Metadata, StreamResponse, Task, TaskId, TaskStatus,
+};
+use serde::Serialize;
+
+use crate::store::StoreError;
+
+/// The task as its head row holds it: everything but the history (its own rows) and the
+/// generation (its own column).
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Head<'a> {
+    id: &'a TaskId,
+    #[serde(skip_serializing_if = "ContextId::is_empty")]
+    context_id: &'a ContextId,
+    status: &'a TaskStatus,
+    #[serde(skip_serializing_if = "<[Artifact]>::is_empty")]
+    artifacts: &'a [Artifact],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    metadata: &'a Option<Metadata>,
+}
+
+fn corrupt(what: &str, error: serde_json::Error) -> StoreError {
+    StoreError::Corrupt(format!("{what}: {error}"))
+}
+
+pub(crate) fn encode_head(task: &Task) -> Result<String, StoreError> {
+    // Destructured in full, so a field added to `Task` cannot be left out of the row.
+    let Task {
+        id,
+        context_id,
+        status,
+        artifacts,
+        history: _,
+        metadata,
+        generation: _,
+    } = task;
+    serde_json::to_string(&Head {
+        id,
+        context_id,
+        status,
+        artifacts,
+        metadata,
+    })
+    .map_err(|e| corrupt("a task does not serialize", e))
+}
+
+/// The task of a head row, at `generation`, with no history yet.
+pub(crate) fn decode_head(body: &str, generation: i64) -> Result<Task, StoreError> {
+    let mut task: Task =
+        serde_json::from_str(body).map_err(|e| corrupt("a stored task does not parse", e))?;
+    task.history.clear();
+    task.generation = u64::try_from(generation).unwrap_or(0);
+    Ok(task)
+}
+
+pub(crate) fn encode_message(message: &Message) -> Result<String, StoreError> {
+    serde_json::to_string(message).map_err(|e| corrupt("a message does not serialize", e))
+}
+
+pub(crate) fn decode_message(body: &str) -> Result<Message, StoreError> {
+    serde_json::from_str(body).map_err(|e| corrupt("a stored message does not parse", e))
+}
+
+pub(crate) fn encode_event(event: &StreamResponse) -> Result<String, StoreError> {
+    serde_json::to_string(event).map_err(|e| corrupt("an event does not serialize", e))
+}
+
+pub(crate) fn decode_event(body: &str) -> Result<StreamResponse, StoreError> {
+    serde_json::from_str(body).map_err(|e| corrupt("a stored event does not parse", e))
+}
+
+#[cfg(test)]
+mod tests {
+    use a2a_protocol_types::{Part, TaskState};
+
+    use super::*;
+
+    #[test]
+    fn a_head_is_the_task_without_history_and_reads_back_at_its_generation() {
+        let mut task = Task::new("t-1", "c-1", TaskStatus::new(TaskState::Working));
+        task.history.push(Message::user_text("hi"));
+        task.artifacts
+            .push(Artifact::new("a", vec![Part::text("x")]));
+        task.generation = 9;
+        let body = encode_head(&task).expect("encodes");
+        assert!(
+            !body.contains("history") && !body.contains("generation"),
+            "{body}"
+        );
+        let back = decode_head(&body, 9).expect("decodes");
+        let mut expected = task;
+        expected.history.clear();
+        assert_eq!(back, expected);
+    }
+}

@@ -1,0 +1,263 @@
+//! Versioned writes: every change to a task is written over the revision its writer read, so
+//! two writers that raced cannot both win, and a writer that lost finds out.
+
+use std::sync::Arc;
+
+use a2a_protocol_types::{StreamResponse, Task};
+
+use super::{ClaimOutcome, KeyClaim};
+
+/// A task as the store holds it: the A2A object, the revision writes are checked against, and
+/// who runs its current turn.
+///
+/// ```
+/// use a2a_protocol_server::store::{InMemoryTaskStore, StoredTask, TaskStore, TaskWrite};
+/// use a2a_protocol_types::{Task, TaskState, TaskStatus};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let store = InMemoryTaskStore::new();
+/// let task = std::sync::Arc::new(Task::new("t-1", "c-1", TaskStatus::new(TaskState::Working)));
+/// store.write(&TaskWrite::create("", &task)).await?;
+/// let stored: StoredTask = store.load("", &task.id).await?.expect("stored");
+/// assert_eq!((stored.revision, stored.owner), (1, None));
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct StoredTask {
+    /// The task, with its whole history.
+    pub task: Task,
+    /// Increased by every write; a write names the revision it read.
+    pub revision: u64,
+    /// The server process running the task's current turn, if one does.
+    pub owner: Option<String>,
+    /// Whether that process still answers for it (its heartbeat is current). A task whose
+    /// owner is gone has an orphaned turn, which recovery settles.
+    pub owner_alive: bool,
+    /// A cancel was asked for while another process ran the turn.
+    pub cancel_requested: bool,
+    /// How many times the task's turn was run again after its process was lost.
+    pub recoveries: u32,
+}
+
+impl StoredTask {
+    /// A task as a store without turn bookkeeping holds it: revision `revision`, no owner.
+    ///
+    /// ```
+    /// use a2a_protocol_server::store::StoredTask;
+    /// use a2a_protocol_types::{Task, TaskState, TaskStatus};
+    ///
+    /// let stored = StoredTask::new(Task::new("t-1", "c-1", TaskStatus::new(TaskState::Working)), 3);
+    /// assert!(stored.owner.is_none() && !stored.cancel_requested);
+    /// ```
+    pub fn new(task: Task, revision: u64) -> Self {
+        Self {
+            task,
+            revision,
+            owner: None,
+            owner_alive: false,
+            cancel_requested: false,
+            recoveries: 0,
+        }
+    }
+}
+
+/// One change to a task, written only over the revision its writer read.
+///
+/// ```
+/// use std::sync::Arc;
+///
+/// use a2a_protocol_server::store::{InMemoryTaskStore, TaskStore, TaskWrite, WriteOutcome};
+/// use a2a_protocol_types::{Task, TaskState, TaskStatus};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let store = InMemoryTaskStore::new();
+/// let mut task = Task::new("t-1", "c-1", TaskStatus::new(TaskState::Working));
+/// store.write(&TaskWrite::create("", &Arc::new(task.clone()))).await?;
+/// task.status = TaskStatus::new(TaskState::Completed);
+/// let done = Arc::new(task);
+/// assert_eq!(store.write(&TaskWrite::update("", &done, 1)).await?, WriteOutcome::Written);
+/// // A second writer that also read revision 1 lost the race.
+/// assert_eq!(store.write(&TaskWrite::update("", &done, 1)).await?, WriteOutcome::Stale);
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
+pub struct TaskWrite<'a> {
+    /// The request's tenant.
+    pub tenant: &'a str,
+    /// The task after the change, whole.
+    pub task: &'a Arc<Task>,
+    /// The revision the writer read; `None` creates the task.
+    pub expected: Option<u64>,
+    /// How many messages at the end of `task.history` this change adds. A store that keeps
+    /// history apart appends only these.
+    pub new_messages: usize,
+    /// The event the change produced, kept for followers in other processes. Its generation
+    /// is `task.generation`.
+    pub event: Option<&'a StreamResponse>,
+    /// The process that runs the task's turn after this write; `None` once it settled.
+    pub owner: Option<&'a str>,
+    /// An idempotency key to take in the same step: the write happens only if it is free.
+    pub claim: Option<&'a KeyClaim>,
+    /// A new count of recoveries, when this write runs the turn again after a lost process.
+    pub recoveries: Option<u32>,
+}
+
+impl<'a> TaskWrite<'a> {
+    /// Creates `task` (with every message of its history).
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    ///
+    /// use a2a_protocol_server::store::TaskWrite;
+    /// use a2a_protocol_types::{Task, TaskState, TaskStatus};
+    ///
+    /// let task = Arc::new(Task::new("t-1", "c-1", TaskStatus::new(TaskState::Submitted)));
+    /// assert!(TaskWrite::create("", &task).expected.is_none());
+    /// ```
+    pub fn create(tenant: &'a str, task: &'a Arc<Task>) -> Self {
+        Self {
+            tenant,
+            task,
+            expected: None,
+            new_messages: task.history.len(),
+            event: None,
+            owner: None,
+            claim: None,
+            recoveries: None,
+        }
+    }
+
+    /// Replaces the task written at revision `expected` with `task`.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    ///
+    /// use a2a_protocol_server::store::TaskWrite;
+    /// use a2a_protocol_types::{Task, TaskState, TaskStatus};
+    ///
+    /// let task = Arc::new(Task::new("t-1", "c-1", TaskStatus::new(TaskState::Working)));
+    /// assert_eq!(TaskWrite::update("", &task, 4).expected, Some(4));
+    /// ```
+    pub fn update(tenant: &'a str, task: &'a Arc<Task>, expected: u64) -> Self {
+        Self {
+            expected: Some(expected),
+            new_messages: 0,
+            ..Self::create(tenant, task)
+        }
+    }
+
+    /// Sets [`TaskWrite::new_messages`].
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    ///
+    /// use a2a_protocol_server::store::TaskWrite;
+    /// use a2a_protocol_types::{Message, Task, TaskState, TaskStatus};
+    ///
+    /// let mut task = Task::new("t-1", "c-1", TaskStatus::new(TaskState::Working));
+    /// task.history.push(Message::user_text("more"));
+    /// let task = Arc::new(task);
+    /// assert_eq!(TaskWrite::update("", &task, 1).with_new_messages(1).new_messages, 1);
+    /// ```
+    pub fn with_new_messages(mut self, count: usize) -> Self {
+        self.new_messages = count;
+        self
+    }
+
+    /// Sets [`TaskWrite::event`].
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    ///
+    /// use a2a_protocol_server::store::TaskWrite;
+    /// use a2a_protocol_types::{StreamResponse, Task, TaskState, TaskStatus};
+    ///
+    /// let task = Arc::new(Task::new("t-1", "c-1", TaskStatus::new(TaskState::Working)));
+    /// let event = StreamResponse::Task(Task::clone(&task));
+    /// assert!(TaskWrite::update("", &task, 1).with_event(&event).event.is_some());
+    /// ```
+    pub fn with_event(mut self, event: &'a StreamResponse) -> Self {
+        self.event = Some(event);
+        self
+    }
+
+    /// Sets [`TaskWrite::owner`].
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    ///
+    /// use a2a_protocol_server::store::TaskWrite;
+    /// use a2a_protocol_types::{Task, TaskState, TaskStatus};
+    ///
+    /// let task = Arc::new(Task::new("t-1", "c-1", TaskStatus::new(TaskState::Working)));
+    /// assert_eq!(TaskWrite::create("", &task).with_owner(Some("p-1")).owner, Some("p-1"));
+    /// ```
+    pub fn with_owner(mut self, owner: Option<&'a str>) -> Self {
+        self.owner = owner;
+        self
+    }
+
+    /// Sets [`TaskWrite::claim`].
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    ///
+    /// use a2a_protocol_server::store::{KeyClaim, KeyScope, TaskWrite};
+    /// use a2a_protocol_types::{Task, TaskState, TaskStatus};
+    ///
+    /// let task = Arc::new(Task::new("t-1", "c-1", TaskStatus::new(TaskState::Submitted)));
+    /// let claim = KeyClaim {
+    ///     scope: KeyScope::default(),
+    ///     key: "8f14e45fceea167a5a36dedd4bea2543".into(),
+    ///     message_id: "m-1".into(),
+    ///     task_id: "t-1".into(),
+    /// };
+    /// assert!(TaskWrite::create("", &task).with_claim(Some(&claim)).claim.is_some());
+    /// ```
+    pub fn with_claim(mut self, claim: Option<&'a KeyClaim>) -> Self {
+        self.claim = claim;
+        self
+    }
+
+    /// Sets [`TaskWrite::recoveries`].
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    ///
+    /// use a2a_protocol_server::store::TaskWrite;
+    /// use a2a_protocol_types::{Task, TaskState, TaskStatus};
+    ///
+    /// let task = Arc::new(Task::new("t-1", "c-1", TaskStatus::new(TaskState::Working)));
+    /// assert_eq!(TaskWrite::update("", &task, 2).with_recoveries(1).recoveries, Some(1));
+    /// ```
+    pub fn with_recoveries(mut self, recoveries: u32) -> Self {
+        self.recoveries = Some(recoveries);
+        self
+    }
+}
+
+/// What a write did.
+///
+/// ```
+/// use a2a_protocol_server::store::{ClaimOutcome, WriteOutcome};
+///
+/// let outcome = WriteOutcome::KeyHeld(ClaimOutcome::Conflict);
+/// assert_ne!(outcome, WriteOutcome::Written, "nothing was written");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WriteOutcome {
+    /// Written; the task is now at the next revision.
+    Written,
+    /// Nothing was written: the task moved past the expected revision (or, when creating,
+    /// exists already). Read it again and decide anew.
+    Stale,
+    /// Nothing was written: the write's idempotency key is held, by this message
+    /// ([`ClaimOutcome::Replay`]) or another ([`ClaimOutcome::Conflict`]).
+    KeyHeld(ClaimOutcome),
+}
