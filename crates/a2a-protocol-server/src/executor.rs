@@ -68,6 +68,10 @@ pub struct RequestContext {
     /// The budget granted to this turn (the budget extension), if any. Its time is enforced by
     /// the framework; report metered spending with [`EventSink::spend`].
     pub budget: Option<a2a_protocol_types::budget::BudgetGrant>,
+    /// This turn runs again: the server process that ran it first was lost before the task
+    /// settled, and the agent declared its turns safe to run again ([`Recovery::RunAgain`]).
+    /// `task` holds what the first run recorded.
+    pub rerun: bool,
 }
 
 impl RequestContext {
@@ -209,4 +213,52 @@ pub trait AgentExecutor: Send + Sync + 'static {
         let _ = ctx;
         events.cancel().await
     }
+
+    /// What becomes of a turn whose server process was lost (killed, or shut down before the
+    /// turn ended): [`Recovery::Fail`] (the default) fails the task, saying so;
+    /// [`Recovery::RunAgain`] runs the turn again, once per lost process, in another process
+    /// sharing the store or in this one when it restarts. Declare `RunAgain` only for an agent
+    /// whose turn does no harm when run twice, since the first run may have done part of its
+    /// work.
+    ///
+    /// ```
+    /// use a2a_protocol_server::executor::Recovery;
+    /// use a2a_protocol_server::{AgentExecutor, EventSink, RequestContext};
+    /// use a2a_protocol_types::A2aError;
+    ///
+    /// /// Looks things up and changes nothing: running a turn twice is harmless.
+    /// struct Lookup;
+    ///
+    /// #[async_trait::async_trait]
+    /// impl AgentExecutor for Lookup {
+    ///     async fn execute(&self, ctx: RequestContext, events: EventSink) -> Result<(), A2aError> {
+    ///         events.complete(Some(events.agent_message(format!("found: {}", ctx.message.text())))).await
+    ///     }
+    ///
+    ///     fn recovery(&self) -> Recovery {
+    ///         Recovery::RunAgain
+    ///     }
+    /// }
+    /// assert_eq!(Lookup.recovery(), Recovery::RunAgain);
+    /// ```
+    fn recovery(&self) -> Recovery {
+        Recovery::Fail
+    }
+}
+
+/// What becomes of a turn whose server process was lost; see [`AgentExecutor::recovery`].
+///
+/// ```
+/// use a2a_protocol_server::executor::Recovery;
+///
+/// assert_eq!(Recovery::default(), Recovery::Fail);
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Recovery {
+    /// The task fails, with a status message saying its server process was lost.
+    #[default]
+    Fail,
+    /// The turn runs again from the message that started it.
+    RunAgain,
 }

@@ -1,8 +1,10 @@
 //! Exactly-once sends: the idempotency state machine, in one place.
 //!
-//! Every binding, unary and streaming, admits a send through this module; stores
-//! implement only the storage half ([`TaskStore::claim_idempotency_key`] and
-//! [`TaskStore::release_idempotency_key`]). Nothing else decides an outcome.
+//! Every binding, unary and streaming, admits a send through this module; stores implement
+//! only the storage half: a key taken in the same write that records its message
+//! ([`TaskStore::write`](crate::store::TaskStore::write)), or, for a store that keeps the
+//! default, [`TaskStore::claim_idempotency_key`] and [`TaskStore::release_idempotency_key`].
+//! Nothing else decides an outcome.
 //!
 //! | situation | result | JSON-RPC | HTTP+JSON |
 //! |---|---|---|---|
@@ -16,11 +18,13 @@
 //! | index full / store overloaded | refuse, nothing runs, retryable | -32603 + `RESOURCE_EXHAUSTED` + RetryInfo, HTTP 503 + `Retry-After` | 503 + `Retry-After` |
 //!
 //! A replay answers as the original request would: a blocking retry waits like the original, a
-//! streaming retry yields the task snapshot then follows the task. A retry that arrives between
-//! the first attempt's claim and its task creation waits (bounded) for the task and never runs
-//! again. A keyed follow-up (`taskId` set) is checked here before the terminal-task rule, so
-//! its retry replays instead of failing. A key is released only when the send failed before
-//! the agent started; a task that ran and failed keeps its key, so a retry replays the failure.
+//! streaming retry yields the task snapshot then follows the task. The bundled stores take a
+//! key and write its task (or its follow-up message) in one atomic step, so a key is never
+//! held without what it stands for, and a held key whose task is missing means retention
+//! removed the task. With a store that takes the key first, a retry that arrives between the
+//! two waits (bounded) and then gets a retryable answer, never a second run. A keyed follow-up
+//! (`taskId` set) is checked here before the terminal-task rule, so its retry replays instead
+//! of failing. A task that ran and failed keeps its key, so a retry replays the failure.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -29,18 +33,7 @@ use a2a_protocol_types::idempotency::key_of;
 use a2a_protocol_types::{A2aError, Message, Task, TaskId};
 use tokio::time::Instant;
 
-use crate::store::{ClaimOutcome, KeyClaim, KeyScope, TaskStore};
-
-/// How a send was admitted.
-pub(crate) enum Admission {
-    /// No key: an ordinary send.
-    Unkeyed,
-    /// The key was free and is now held for this send; release it if the send fails before
-    /// the agent starts.
-    Claimed(KeyClaim),
-    /// A retry of an earlier send: answer with its task; run nothing.
-    Replay(Box<Task>),
-}
+use crate::store::{ClaimOutcome, KeyClaim, KeyScope, STORE_RETRY_AFTER, TaskStore};
 
 pub(crate) struct Idempotency {
     store: Arc<dyn TaskStore>,
@@ -56,15 +49,17 @@ impl Idempotency {
         Self { store, replay_wait }
     }
 
-    /// Decides what to do with a send of `message` that would create or continue `task_id`.
-    pub(crate) async fn admit(
+    /// The claim a send of `message` makes for `task_id`, to be taken in the same write that
+    /// records the message (`None` without a key). Refuses a malformed key, and any key when
+    /// the store cannot honour one.
+    pub(crate) fn claim_for(
         &self,
         scope: KeyScope,
         message: &Message,
         task_id: &TaskId,
-    ) -> Result<Admission, A2aError> {
+    ) -> Result<Option<KeyClaim>, A2aError> {
         let key = match key_of(message) {
-            Ok(None) => return Ok(Admission::Unkeyed),
+            Ok(None) => return Ok(None),
             Ok(Some(key)) => key,
             Err(error) => {
                 count("refused");
@@ -80,63 +75,76 @@ impl Idempotency {
                  that supports idempotency",
             ));
         }
-        let tenant = scope.tenant.clone();
-        let claim = KeyClaim {
+        Ok(Some(KeyClaim {
             scope,
             key: key.to_owned(),
             message_id: message.id.clone(),
             task_id: task_id.clone(),
+        }))
+    }
+
+    /// Who holds the claim's key already, without taking it.
+    pub(crate) async fn holder(&self, claim: &KeyClaim) -> Result<Option<ClaimOutcome>, A2aError> {
+        self.store
+            .find_idempotency_key(claim)
+            .await
+            .inspect_err(|_| count("refused"))
+            .map_err(A2aError::from)
+    }
+
+    /// The write that was to take the claim took it.
+    pub(crate) fn claimed(&self) {
+        count("claimed");
+    }
+
+    /// What a held key answers: the first attempt's task for a retry of the same message, a
+    /// refusal for another message. A retry never runs anything.
+    pub(crate) async fn replay(
+        &self,
+        claim: &KeyClaim,
+        held: ClaimOutcome,
+    ) -> Result<Box<Task>, A2aError> {
+        let held_for = match held {
+            ClaimOutcome::Replay(held_for) => held_for,
+            ClaimOutcome::Conflict | ClaimOutcome::Claimed => {
+                count("conflicting");
+                return Err(A2aError::invalid_params(
+                    "this idempotency key was already used by a different message; a retry \
+                     must resend the identical message (same messageId). Generate a new key \
+                     for every distinct send",
+                )
+                .with_field_violation(
+                    "message.metadata",
+                    "idempotency key reused across two different messages",
+                ));
+            }
         };
+        let tenant = &claim.scope.tenant;
         let deadline = Instant::now() + self.replay_wait;
         let mut pause = Duration::from_millis(5);
         loop {
-            let outcome = self
-                .store
-                .claim_idempotency_key(&claim)
-                .await
-                .inspect_err(|_| {
-                    count("refused");
-                })?;
-            let held_for = match outcome {
-                ClaimOutcome::Claimed => {
-                    count("claimed");
-                    return Ok(Admission::Claimed(claim));
-                }
-                ClaimOutcome::Conflict => {
-                    count("conflicting");
-                    return Err(A2aError::invalid_params(
-                        "this idempotency key was already used by a different message; a retry \
-                         must resend the identical message (same messageId). Generate a new key \
-                         for every distinct send",
-                    )
-                    .with_field_violation(
-                        "message.metadata",
-                        "idempotency key reused across two different messages",
-                    ));
-                }
-                ClaimOutcome::Replay(held_for) => held_for,
-            };
-            if let Some(task) = self.store.get(&tenant, &held_for).await? {
+            if let Some(task) = self.store.get(tenant, &held_for).await? {
                 count("replayed");
-                return Ok(Admission::Replay(Box::new(task)));
+                return Ok(Box::new(task));
             }
-            // The first attempt is between its claim and its task's creation, or it failed
-            // before its agent started and is releasing the key, or its task was swept.
-            if Instant::now() >= deadline {
+            if self.store.atomic_writes() {
+                // The key and its task were written together: the task is gone because
+                // retention removed it. Never a second run.
                 count("replayed");
                 return Err(A2aError::task_not_found(held_for.as_str()));
             }
+            // A store that takes the key before it writes the task: the first attempt may be
+            // between the two. It is not known to have failed, so the answer is "not yet".
+            if Instant::now() >= deadline {
+                count("refused");
+                return Err(A2aError::resource_exhausted(
+                    "the first send with this idempotency key is still being recorded; nothing \
+                     ran again. Retry the identical message shortly",
+                    STORE_RETRY_AFTER,
+                ));
+            }
             tokio::time::sleep(pause).await;
             pause = (pause * 2).min(Duration::from_millis(200));
-        }
-    }
-
-    /// Frees a claimed key after a send that failed before its agent started.
-    pub(crate) async fn release(&self, claim: &KeyClaim) {
-        if let Err(error) = self.store.release_idempotency_key(claim).await {
-            // The key stays held until it expires: a retry then replays or gets TaskNotFound,
-            // which is safe; it can never run twice.
-            tracing::warn!(%error, task_id = %claim.task_id, "could not release an idempotency key");
         }
     }
 }

@@ -1,5 +1,7 @@
 //! The lease extension's server side: a leased task is canceled when its lease lapses without
-//! renewal; a `GetTask` that activates the extension renews it.
+//! renewal; a `GetTask` that activates the extension renews it. With a store several processes
+//! share, leases live in the store, so a renewal that reaches any of them renews, and whichever
+//! finds a lapsed lease first cancels its task; otherwise they live in this process.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -11,6 +13,7 @@ use a2a_protocol_types::{A2aError, CancelTaskRequest, TaskId};
 use tokio::time::Instant;
 
 use super::{CallContext, Inner, RequestHandler};
+use crate::store::TaskRef;
 
 /// How often lapsed leases are looked for.
 const SWEEP_EVERY: Duration = Duration::from_millis(50);
@@ -111,6 +114,80 @@ async fn watch(inner: Weak<Inner>) {
                 metadata: None,
             };
             if let Err(error) = handler.cancel_task(request, &CallContext::default()).await {
+                tracing::debug!(%error, "the leased task had already settled");
+            }
+        }
+    }
+}
+
+impl RequestHandler {
+    /// Leases the task just started, in the store when it keeps leases.
+    pub(crate) async fn grant_lease(&self, tenant: &str, id: &TaskId, lease: Lease) {
+        let Some(leases) = &self.inner.leases else {
+            return;
+        };
+        match self.inner.store.coordination() {
+            Some(coordination) => {
+                let task = TaskRef {
+                    tenant: tenant.to_owned(),
+                    id: id.clone(),
+                };
+                if let Err(error) = coordination.grant_lease(&task, lease.ttl()).await {
+                    tracing::warn!(task_id = %id, %error, "could not record a lease");
+                }
+            }
+            None => leases.grant(&self.inner, tenant, id, lease),
+        }
+    }
+
+    /// Renews the task's lease, if it has one.
+    pub(crate) async fn renew_lease(&self, tenant: &str, id: &TaskId) {
+        let Some(leases) = &self.inner.leases else {
+            return;
+        };
+        match self.inner.store.coordination() {
+            Some(coordination) => {
+                let task = TaskRef {
+                    tenant: tenant.to_owned(),
+                    id: id.clone(),
+                };
+                if let Err(error) = coordination.renew_lease(&task).await {
+                    tracing::warn!(task_id = %id, %error, "could not renew a lease");
+                }
+            }
+            None => leases.renew(tenant, id),
+        }
+    }
+
+    /// Forgets the lease of a task that settled. (A stored lease needs nothing: a finished
+    /// task's lease never lapses.)
+    pub(crate) async fn release_lease(&self, tenant: &str, id: &TaskId) {
+        if let (Some(leases), None) = (&self.inner.leases, self.inner.store.coordination()) {
+            leases.release(tenant, id);
+        }
+    }
+
+    /// Cancels the tasks whose stored leases lapsed; each is taken by one process only.
+    pub(crate) async fn cancel_lapsed_leases(&self) {
+        let (Some(_), Some(coordination)) = (&self.inner.leases, self.inner.store.coordination())
+        else {
+            return;
+        };
+        let lapsed = match coordination.take_lapsed_leases(100).await {
+            Ok(lapsed) => lapsed,
+            Err(error) => {
+                tracing::warn!(%error, "could not look for lapsed leases");
+                return;
+            }
+        };
+        for task in lapsed {
+            tracing::info!(task_id = %task.id, "lease lapsed without renewal; canceling the task");
+            let request = CancelTaskRequest {
+                tenant: task.tenant,
+                id: task.id,
+                metadata: None,
+            };
+            if let Err(error) = self.cancel_task(request, &CallContext::default()).await {
                 tracing::debug!(%error, "the leased task had already settled");
             }
         }

@@ -1,9 +1,14 @@
 //! [`RequestHandler`]: the eleven A2A operations, independent of any binding.
 
+mod cancel;
 mod card;
+mod follow;
 mod leases;
+mod recovery;
 mod send;
+mod shutdown;
 mod subscribe;
+mod upkeep;
 mod validate;
 
 use std::pin::Pin;
@@ -14,16 +19,16 @@ use a2a_protocol_types::push::{
     ListTaskPushNotificationConfigsResponse, TaskPushNotificationConfig,
 };
 use a2a_protocol_types::{
-    A2aError, AgentCard, CancelTaskRequest, DeleteTaskPushNotificationConfigRequest,
+    A2aError, AgentCard, ContextId, DeleteTaskPushNotificationConfigRequest,
     GetExtendedAgentCardRequest, GetTaskPushNotificationConfigRequest, GetTaskRequest,
     ListTaskPushNotificationConfigsRequest, ListTasksRequest, ListTasksResponse, StreamResponse,
-    Task, TaskId, TaskState,
+    Task, TaskId,
 };
-use futures::{Stream, StreamExt, stream};
+use futures::Stream;
 
-use crate::executor::{AgentExecutor, CallerIdentity, CancelContext};
+use crate::executor::{AgentExecutor, CallerIdentity};
 use crate::idempotency::Idempotency;
-use crate::runtime::{EventSink, Registry, follow_live, follow_store};
+use crate::runtime::{EventSink, LiveTask, Registry};
 use crate::store::{InMemoryTaskStore, TaskStore};
 
 pub(crate) use validate::{is_reserved_tenant, reserved_tenant_error};
@@ -132,6 +137,14 @@ pub struct HandlerConfig {
     pub cancel_grace: Duration,
     /// `ListTasks` page size when the client sets none. Default 50.
     pub default_page_size: usize,
+    /// With a store that several server processes share: how long a process may go unheard
+    /// before the turns it runs count as orphaned and another process (or this one, restarted)
+    /// settles them. Processes renew their heartbeat three times within it. Default 30 s.
+    pub recovery_time: Duration,
+    /// How many times one task's turn is run again after lost processes, for an agent that
+    /// declares [`Recovery::RunAgain`](crate::executor::Recovery::RunAgain); after that the
+    /// task fails. Default 3.
+    pub max_reruns: u32,
 }
 
 impl Default for HandlerConfig {
@@ -140,6 +153,8 @@ impl Default for HandlerConfig {
             replay_wait: Duration::from_secs(3),
             cancel_grace: Duration::from_secs(5),
             default_page_size: 50,
+            recovery_time: Duration::from_secs(30),
+            max_reruns: 3,
         }
     }
 }
@@ -185,6 +200,33 @@ impl HandlerConfig {
         self.default_page_size = size.clamp(1, validate::MAX_PAGE_SIZE);
         self
     }
+
+    /// Sets [`HandlerConfig::recovery_time`] (at least 300 ms).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// use a2a_protocol_server::HandlerConfig;
+    ///
+    /// let config = HandlerConfig::default().with_recovery_time(Duration::from_secs(10));
+    /// assert_eq!(config.recovery_time, Duration::from_secs(10));
+    /// ```
+    pub fn with_recovery_time(mut self, time: Duration) -> Self {
+        self.recovery_time = time.max(Duration::from_millis(300));
+        self
+    }
+
+    /// Sets [`HandlerConfig::max_reruns`].
+    ///
+    /// ```
+    /// use a2a_protocol_server::HandlerConfig;
+    ///
+    /// assert_eq!(HandlerConfig::default().with_max_reruns(1).max_reruns, 1);
+    /// ```
+    pub fn with_max_reruns(mut self, reruns: u32) -> Self {
+        self.max_reruns = reruns;
+        self
+    }
 }
 
 pub(crate) struct Inner {
@@ -196,6 +238,15 @@ pub(crate) struct Inner {
     pub(crate) extended_card: Option<AgentCard>,
     pub(crate) config: HandlerConfig,
     pub(crate) leases: Option<leases::Leases>,
+    /// This process, as turn owners are recorded in a store several processes share.
+    pub(crate) owner: Arc<str>,
+    /// Heartbeat, recovery, cancel requests and lapsed leases, kept up in the background.
+    pub(crate) upkeep: upkeep::Upkeep,
+    /// Set once shutdown begins: new sends are refused, retryably.
+    pub(crate) draining: std::sync::atomic::AtomicBool,
+    /// Cancelled when shutdown ends: whatever still waits on a task (a stream, a blocking
+    /// retry) answers with what it has.
+    pub(crate) stopped: tokio_util::sync::CancellationToken,
 }
 
 /// Carries out A2A operations for one agent over one store. Cheap to clone.
@@ -377,6 +428,10 @@ impl RequestHandlerBuilder {
                 extended_card,
                 config: self.config,
                 leases: self.max_lease.map(leases::Leases::new),
+                owner: Arc::from(uuid::Uuid::new_v4().to_string()),
+                upkeep: upkeep::Upkeep::default(),
+                draining: std::sync::atomic::AtomicBool::new(false),
+                stopped: tokio_util::sync::CancellationToken::new(),
             }),
         }
     }
@@ -472,10 +527,8 @@ impl RequestHandler {
         validate::tenant(&request.tenant)?;
         let history = validate::history_length(request.history_length)?;
         let mut task = self.load(&request.tenant, &request.id).await?;
-        if let Some(leases) = &self.inner.leases {
-            if ctx.activated(a2a_protocol_types::lease::LEASE_EXTENSION_URI) {
-                leases.renew(&request.tenant, &request.id);
-            }
+        if ctx.activated(a2a_protocol_types::lease::LEASE_EXTENSION_URI) {
+            self.renew_lease(&request.tenant, &request.id).await;
         }
         task.truncate_history(history);
         Ok(task)
@@ -528,108 +581,6 @@ impl RequestHandler {
             page_size: i32::try_from(query.page_size).unwrap_or(i32::MAX),
             total_size: i32::try_from(page.total_size).unwrap_or(i32::MAX),
         })
-    }
-
-    /// `CancelTask`.
-    ///
-    /// ```
-    /// use std::time::Duration;
-    ///
-    /// use a2a_protocol_server::agents::EchoAgent;
-    /// use a2a_protocol_server::{CallContext, RequestHandler};
-    /// use a2a_protocol_types::{
-    ///     CancelTaskRequest, Message, SendMessageConfiguration, SendMessageRequest, SendMessageResponse,
-    ///     TaskState,
-    /// };
-    ///
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> Result<(), a2a_protocol_types::A2aError> {
-    /// let handler = RequestHandler::builder(EchoAgent::slow(Duration::from_secs(60))).build();
-    /// let ctx = CallContext::default();
-    /// let mut request = SendMessageRequest::new(Message::user_text("long job"));
-    /// request.configuration = Some(SendMessageConfiguration { return_immediately: true, ..Default::default() });
-    /// let SendMessageResponse::Task(task) = handler.send_message(request, &ctx).await? else {
-    ///     panic!("a task");
-    /// };
-    /// let canceled = handler.cancel_task(CancelTaskRequest { id: task.id, ..Default::default() }, &ctx).await?;
-    /// assert_eq!(canceled.status.state, TaskState::Canceled);
-    /// # Ok(())
-    /// # }
-    /// ```
-    pub async fn cancel_task(
-        &self,
-        request: CancelTaskRequest,
-        ctx: &CallContext,
-    ) -> Result<Task, A2aError> {
-        validate::tenant(&request.tenant)?;
-        let tenant = request.tenant;
-        let task = self.load(&tenant, &request.id).await?;
-        if task.status.state.is_terminal() {
-            return Err(A2aError::task_not_cancelable(
-                task.id.as_str(),
-                task.status.state,
-            ));
-        }
-        let live = self
-            .inner
-            .registry
-            .begin_turn(&tenant, &Arc::new(task.clone()));
-        live.cancel.cancel();
-        let sink = EventSink::new(
-            Arc::clone(&live),
-            Arc::clone(&self.inner.store),
-            task.context_id.clone(),
-        );
-        let cancel_ctx = CancelContext {
-            task: live.snapshot().await,
-            tenant: tenant.clone(),
-            caller: ctx.caller.clone(),
-        };
-        let asked = tokio::time::timeout(
-            self.inner.config.cancel_grace,
-            self.inner.executor.cancel(cancel_ctx, sink.clone()),
-        )
-        .await;
-        if let Ok(Err(error)) = asked {
-            tracing::warn!(task_id = %task.id, %error, "the executor's cancel failed");
-        }
-        if !sink.task().await.status.state.is_terminal() {
-            if let Err(error) = sink.cancel().await {
-                tracing::warn!(task_id = %task.id, %error, "could not mark the task canceled");
-            }
-        }
-        let result = live.snapshot().await;
-        self.inner.registry.end_turn(&live).await;
-        if result.status.state != TaskState::Canceled {
-            return Err(A2aError::task_not_cancelable(
-                result.id.as_str(),
-                result.status.state,
-            ));
-        }
-        Ok(result)
-    }
-
-    /// The task's snapshot followed by its events, from this process or from the store.
-    pub(crate) async fn follow(
-        &self,
-        tenant: &str,
-        stored: Task,
-        history: Option<usize>,
-    ) -> EventStream {
-        let (mut snapshot, events) = match self.inner.registry.get(tenant, &stored.id) {
-            Some(live) => {
-                let (snapshot, receiver) = live.subscribe().await;
-                (snapshot, follow_live(live, receiver))
-            }
-            None => (
-                stored.clone(),
-                follow_store(Arc::clone(&self.inner.store), tenant.to_owned(), stored),
-            ),
-        };
-        snapshot.truncate_history(history);
-        stream::iter([StreamResponse::Task(snapshot)])
-            .chain(events)
-            .boxed()
     }
 
     /// Push notification operations: not supported until push delivery exists.
@@ -756,6 +707,45 @@ impl RequestHandler {
         })
     }
 
+    pub(crate) fn from_inner(inner: Arc<Inner>) -> Self {
+        Self { inner }
+    }
+
+    /// This process as the store records turn owners, when the store keeps them.
+    pub(crate) fn owner(&self) -> Option<&str> {
+        self.inner
+            .store
+            .coordination()
+            .map(|_| &*self.inner.owner)
+    }
+
+    /// A sink for a turn on `live`.
+    pub(crate) fn sink(&self, live: &Arc<LiveTask>, context_id: ContextId) -> EventSink {
+        let owner = self
+            .inner
+            .store
+            .coordination()
+            .map(|_| Arc::clone(&self.inner.owner));
+        EventSink::new(
+            Arc::clone(live),
+            Arc::clone(&self.inner.store),
+            context_id,
+            owner,
+        )
+    }
+
+    /// Refuses new work once shutdown has begun; the refusal is retryable, so a client with
+    /// a retry policy moves on to another replica or waits for the restart.
+    pub(crate) fn accepting(&self) -> Result<(), A2aError> {
+        if self.inner.draining.load(std::sync::atomic::Ordering::Acquire) {
+            return Err(A2aError::resource_exhausted(
+                "this server is shutting down; nothing ran. Retry shortly",
+                crate::store::STORE_RETRY_AFTER,
+            ));
+        }
+        Ok(())
+    }
+
     async fn load(&self, tenant: &str, id: &TaskId) -> Result<Task, A2aError> {
         if let Some(live) = self.inner.registry.get(tenant, id) {
             return Ok(live.snapshot().await);
@@ -766,4 +756,12 @@ impl RequestHandler {
             .await?
             .ok_or_else(|| A2aError::task_not_found(id.as_str()))
     }
+}
+
+/// The refusal of a message to a task whose turn still runs.
+pub(crate) fn busy(id: &TaskId) -> A2aError {
+    A2aError::unsupported_operation(format!(
+        "task {id} is still working on an earlier message; send the next one when it asks for \
+         input"
+    ))
 }

@@ -12,12 +12,15 @@ use futures::{FutureExt, StreamExt, stream};
 use tokio::sync::broadcast;
 use tracing::Instrument;
 
-use super::{CallContext, EventStream, RequestHandler, validate};
+use super::follow::EndsAt;
+use super::{CallContext, EventStream, RequestHandler, busy, validate};
 use crate::executor::RequestContext;
-use crate::idempotency::Admission;
 use crate::runtime::direct_reply;
-use crate::runtime::{BudgetState, EventSink, LiveTask, SharedEvent, await_settled, follow_live};
-use crate::store::KeyScope;
+use crate::runtime::{BudgetState, LiveTask, SharedEvent, await_settled, follow_live};
+use crate::store::{KeyClaim, KeyScope, TaskWrite, WriteOutcome};
+
+/// How many times a follow-up reads its task again after another process wrote it first.
+const FOLLOW_UP_ATTEMPTS: usize = 3;
 
 /// A turn that has started: the task as it was before the agent ran, and its events since.
 struct Turn {
@@ -135,7 +138,7 @@ impl RequestHandler {
         Ok(match self.admit_and_start(request, ctx, true).await? {
             Started::Replay(task) => match direct_reply(&task) {
                 Some(reply) => stream::iter([StreamResponse::Message(reply.clone())]).boxed(),
-                None => self.follow(&tenant, *task, history).await,
+                None => self.follow(&tenant, *task, history, EndsAt::Settled).await,
             },
             Started::Turn(turn) => turn_stream(*turn, history),
         })
@@ -152,6 +155,9 @@ impl RequestHandler {
         validate::content_types(&request.message, &self.inner.card)?;
         let lease = validate::lease(&request.message, self.inner.leases.as_ref())?;
         validate::budget(&request.message)?;
+        self.accepting()?;
+        // A turn is owned through the store only once this process's heartbeat is there.
+        self.inner.upkeep.ensure_started(&self.inner).await?;
         let scope = KeyScope {
             tenant: request.tenant.clone(),
             caller: ctx.caller.as_ref().map(|c| c.0.clone()),
@@ -161,115 +167,183 @@ impl RequestHandler {
             .task_id
             .clone()
             .unwrap_or_else(TaskId::random);
-        let claim = match self
+        let claim = self
             .inner
             .idempotency
-            .admit(scope, &request.message, &task_id)
-            .await?
-        {
-            Admission::Replay(task) => return Ok(Started::Replay(task)),
-            Admission::Claimed(claim) => Some(claim),
-            Admission::Unkeyed => None,
+            .claim_for(scope, &request.message, &task_id)?;
+        let started = match request.message.task_id.clone() {
+            Some(id) => self.continue_task(request, ctx, id, claim, streaming).await?,
+            None => self.create_task(request, ctx, task_id, claim, streaming).await?,
         };
-        let started = self.start_turn(request, ctx, task_id, streaming).await;
-        if let (Ok(turn), Some(lease), Some(leases)) = (&started, lease, &self.inner.leases) {
-            leases.grant(&self.inner, &turn.live.tenant, &turn.live.task_id, lease);
+        if let (Started::Turn(turn), Some(lease)) = (&started, lease) {
+            self.grant_lease(&turn.live.tenant, &turn.live.task_id, lease)
+                .await;
         }
-        if started.is_err() {
-            if let Some(claim) = &claim {
-                // Nothing ran, so the key may be used again.
-                self.inner.idempotency.release(claim).await;
-            }
-        }
-        started.map(|turn| Started::Turn(Box::new(turn)))
+        Ok(started)
     }
 
-    async fn start_turn(
+    /// Creates the task, taking the key in the same write, and starts the agent's turn.
+    async fn create_task(
         &self,
         request: SendMessageRequest,
         ctx: &CallContext,
         task_id: TaskId,
+        claim: Option<KeyClaim>,
         streaming: bool,
-    ) -> Result<Turn, A2aError> {
+    ) -> Result<Started, A2aError> {
+        let SendMessageRequest {
+            tenant,
+            mut message,
+            ..
+        } = request;
+        let context_id = message.context_id.clone().unwrap_or_else(ContextId::random);
+        message.context_id = Some(context_id.clone());
+        message.task_id = Some(task_id.clone());
+        let mut task = Task::new(task_id, context_id, TaskStatus::new(TaskState::Submitted));
+        task.history.push(message.clone());
+        task.generation = 1;
+        let task = Arc::new(task);
+        let write = TaskWrite::create(&tenant, &task)
+            .with_claim(claim.as_ref())
+            .with_owner(self.owner());
+        match self.inner.store.write(&write).await? {
+            WriteOutcome::Written => {}
+            WriteOutcome::KeyHeld(held) => {
+                let claim = claim.as_ref().ok_or_else(|| A2aError::internal("a key held without a claim"))?;
+                return Ok(Started::Replay(self.inner.idempotency.replay(claim, held).await?));
+            }
+            WriteOutcome::Stale => {
+                return Err(A2aError::internal("a task with the new task's id exists already"));
+            }
+        }
+        if claim.is_some() {
+            self.inner.idempotency.claimed();
+        }
+        let live = self.inner.registry.begin_turn(&tenant, &task, 1);
+        Ok(Started::Turn(Box::new(
+            self.launch(live, tenant, message, None, ctx, streaming, true).await,
+        )))
+    }
+
+    /// Appends a follow-up message to its task, taking the key in the same write, and starts
+    /// the agent's turn. One turn at a time: a task whose turn runs, in this process or in
+    /// another sharing the store, refuses the message. The write is conditional on the task
+    /// as read, so of two follow-ups racing through two processes exactly one is accepted.
+    async fn continue_task(
+        &self,
+        request: SendMessageRequest,
+        ctx: &CallContext,
+        id: TaskId,
+        claim: Option<KeyClaim>,
+        streaming: bool,
+    ) -> Result<Started, A2aError> {
         let SendMessageRequest {
             tenant,
             mut message,
             ..
         } = request;
         let store = &self.inner.store;
-        let (live, stored, new_task) = match message.task_id.clone() {
-            Some(id) => {
-                let stored = store
-                    .get(&tenant, &id)
-                    .await?
-                    .ok_or_else(|| A2aError::task_not_found(id.as_str()))?;
-                if message
-                    .context_id
-                    .as_ref()
-                    .is_some_and(|c| *c != stored.context_id)
-                {
-                    return Err(A2aError::invalid_params(
-                        "message.contextId differs from the context of the task named by \
-                         message.taskId; omit contextId or send the task's own",
+        for _ in 0..FOLLOW_UP_ATTEMPTS {
+            let stored = store
+                .load(&tenant, &id)
+                .await?
+                .ok_or_else(|| A2aError::task_not_found(id.as_str()))?;
+            // A retry is a replay even when the first attempt drove the task terminal.
+            if let Some(claim) = &claim {
+                if let Some(held) = self.inner.idempotency.holder(claim).await? {
+                    return Ok(Started::Replay(self.inner.idempotency.replay(claim, held).await?));
+                }
+            }
+            if message
+                .context_id
+                .as_ref()
+                .is_some_and(|c| *c != stored.task.context_id)
+            {
+                return Err(A2aError::invalid_params(
+                    "message.contextId differs from the context of the task named by \
+                     message.taskId; omit contextId or send the task's own",
+                )
+                .with_field_violation("message.contextId", "does not match the task's context"));
+            }
+            if stored.task.status.state.is_terminal() {
+                return Err(A2aError::unsupported_operation(format!(
+                    "task {} is {} and accepts no more messages; start a new task (reuse its \
+                     contextId to continue the conversation)",
+                    stored.task.id, stored.task.status.state
+                )));
+            }
+            let busy_elsewhere = stored.owner_alive
+                && stored.owner.as_deref().is_some_and(|o| Some(o) != self.owner());
+            let live = (!busy_elsewhere)
+                .then(|| {
+                    self.inner.registry.try_begin_exclusive(
+                        &tenant,
+                        &Arc::new(stored.task.clone()),
+                        stored.revision,
                     )
-                    .with_field_violation(
-                        "message.contextId",
-                        "does not match the task's context",
-                    ));
-                }
-                if stored.status.state.is_terminal() {
-                    return Err(A2aError::unsupported_operation(format!(
-                        "task {} is {} and accepts no more messages; start a new task (reuse its \
-                         contextId to continue the conversation)",
-                        stored.id, stored.status.state
-                    )));
-                }
-                let live = self
-                    .inner
-                    .registry
-                    .try_begin_exclusive(&tenant, &Arc::new(stored.clone()))
-                    .ok_or_else(|| {
-                        A2aError::unsupported_operation(format!(
-                            "task {} is still working on an earlier message; send the next one \
-                             when it asks for input",
-                            stored.id
-                        ))
-                    })?;
-                message.context_id = Some(stored.context_id.clone());
-                let appended = async {
-                    let mut state = live.state.lock().await;
-                    let mut draft = state.draft();
-                    Arc::make_mut(&mut draft).history.push(message.clone());
-                    match store.save_shared(&tenant, &draft).await {
-                        Ok(()) => {
-                            state.commit(draft);
-                            Ok(())
-                        }
-                        Err(error) => {
-                            state.discard(draft);
-                            Err(A2aError::from(error))
-                        }
+                })
+                .flatten()
+                .ok_or_else(|| busy(&stored.task.id))?;
+            message.context_id = Some(stored.task.context_id.clone());
+            let written = async {
+                let mut state = live.state.lock().await;
+                let mut draft = state.draft();
+                Arc::make_mut(&mut draft).history.push(message.clone());
+                let write = TaskWrite::update(&tenant, &draft, state.revision)
+                    .with_new_messages(1)
+                    .with_owner(self.owner())
+                    .with_claim(claim.as_ref());
+                match store.write(&write).await {
+                    Ok(WriteOutcome::Written) => {
+                        state.revision += 1;
+                        state.commit(draft);
+                        Ok(WriteOutcome::Written)
+                    }
+                    other => {
+                        state.discard(draft);
+                        other.map_err(A2aError::from)
                     }
                 }
-                .await;
-                if let Err(error) = appended {
+            }
+            .await;
+            match written {
+                Ok(WriteOutcome::Written) => {
+                    if claim.is_some() {
+                        self.inner.idempotency.claimed();
+                    }
+                    let turn = self
+                        .launch(live, tenant, message, Some(stored.task), ctx, streaming, false)
+                        .await;
+                    return Ok(Started::Turn(Box::new(turn)));
+                }
+                Ok(WriteOutcome::KeyHeld(held)) => {
+                    self.inner.registry.end_turn(&live).await;
+                    let claim = claim.as_ref().ok_or_else(|| A2aError::internal("a key held without a claim"))?;
+                    return Ok(Started::Replay(self.inner.idempotency.replay(claim, held).await?));
+                }
+                // Another process wrote first: read the task again and decide anew.
+                Ok(WriteOutcome::Stale) => self.inner.registry.end_turn(&live).await,
+                Err(error) => {
                     self.inner.registry.end_turn(&live).await;
                     return Err(error);
                 }
-                (live, Some(stored), false)
             }
-            None => {
-                let context_id = message.context_id.clone().unwrap_or_else(ContextId::random);
-                message.context_id = Some(context_id.clone());
-                message.task_id = Some(task_id.clone());
-                let mut task =
-                    Task::new(task_id, context_id, TaskStatus::new(TaskState::Submitted));
-                task.history.push(message.clone());
-                let task = Arc::new(task);
-                store.save_shared(&tenant, &task).await?;
-                (self.inner.registry.begin_turn(&tenant, &task), None, true)
-            }
-        };
+        }
+        Err(busy(&id))
+    }
+
+    /// Starts the agent's turn on a live task whose message is recorded.
+    #[allow(clippy::too_many_arguments)]
+    async fn launch(
+        &self,
+        live: Arc<LiveTask>,
+        tenant: String,
+        message: Message,
+        stored: Option<Task>,
+        ctx: &CallContext,
+        streaming: bool,
+        new_task: bool,
+    ) -> Turn {
         let (snapshot, events) = live.subscribe_shared().await;
         let budget = a2a_protocol_types::budget::budget_of(&message)
             .ok()
@@ -285,31 +359,27 @@ impl RequestHandler {
             streaming,
             cancellation: live.cancel.child_token(),
             budget,
+            rerun: false,
         };
         self.spawn_turn(Arc::clone(&live), turn_ctx);
-        Ok(Turn {
+        Turn {
             live,
             snapshot,
             events,
             new_task,
-        })
+        }
     }
 
     /// Runs the agent's turn on its own task, so a client that goes away does not stop it. A
     /// budget's time bounds the turn: when it runs out the turn is stopped and the task fails
     /// as budget-exhausted.
-    fn spawn_turn(&self, live: Arc<LiveTask>, ctx: RequestContext) {
+    pub(crate) fn spawn_turn(&self, live: Arc<LiveTask>, ctx: RequestContext) {
         let inner = Arc::clone(&self.inner);
         let budget = ctx
             .budget
             .clone()
             .map(|grant| Arc::new(BudgetState::new(grant)));
-        let sink = EventSink::new(
-            Arc::clone(&live),
-            Arc::clone(&inner.store),
-            ctx.context_id.clone(),
-        )
-        .with_budget(budget.clone());
+        let sink = self.sink(&live, ctx.context_id.clone()).with_budget(budget.clone());
         let span = tracing::info_span!("agent_turn", task_id = %live.task_id);
         tokio::spawn(
             async move {
@@ -332,11 +402,14 @@ impl RequestHandler {
                         sink.exhaust("time").await.message
                     }
                 };
-                sink.settle_as_failed(&reason).await;
-                if let Some(leases) = &inner.leases {
-                    if live.is_settled().await {
-                        leases.release(&live.tenant, &live.task_id);
-                    }
+                // A turn given up at shutdown, to run again elsewhere, is left as it stands.
+                if !live.abandoned.load(std::sync::atomic::Ordering::Acquire) {
+                    sink.settle_as_failed(&reason).await;
+                }
+                if live.is_settled().await {
+                    RequestHandler::from_inner(Arc::clone(&inner))
+                        .release_lease(&live.tenant, &live.task_id)
+                        .await;
                 }
                 inner.registry.end_turn(&live).await;
             }
@@ -362,7 +435,7 @@ impl RequestHandler {
         }
         let id = task.id.clone();
         let last = self
-            .follow(tenant, task, None)
+            .follow(tenant, task, None, EndsAt::Settled)
             .await
             .fold(None, |_, e| async { Some(e) })
             .await;

@@ -26,6 +26,8 @@ pub(crate) type SharedEvent = Arc<StreamResponse>;
 pub(crate) struct LiveState {
     /// The task as last saved; shared with stores that keep tasks in memory.
     pub(crate) task: Arc<Task>,
+    /// The store revision `task` was written at: the next write is conditional on it.
+    pub(crate) revision: u64,
     /// Taken when the last turn ends, which ends every stream.
     pub(crate) events: Option<broadcast::Sender<SharedEvent>>,
     /// The version before `task`, kept to become the next draft once nothing else holds it.
@@ -56,6 +58,12 @@ impl LiveState {
     pub(crate) fn discard(&mut self, draft: Arc<Task>) {
         self.spare = Some(draft);
     }
+
+    /// Takes the task as another writer left it in the store.
+    pub(crate) fn adopt(&mut self, task: Task, revision: u64) {
+        self.spare = Some(std::mem::replace(&mut self.task, Arc::new(task)));
+        self.revision = revision;
+    }
 }
 
 /// A task with a turn in progress.
@@ -64,6 +72,12 @@ pub(crate) struct LiveTask {
     pub(crate) task_id: TaskId,
     pub(crate) state: AsyncMutex<LiveState>,
     pub(crate) cancel: CancellationToken,
+    /// Set by the first cancel of the turn, so a cancel requested again while one is under
+    /// way (another process asking twice, say) is not run twice.
+    pub(crate) canceling: std::sync::atomic::AtomicBool,
+    /// Set when shutdown gives the turn up to be run again by another process: the turn's end
+    /// then writes nothing.
+    pub(crate) abandoned: std::sync::atomic::AtomicBool,
     /// Turns in progress; changed only under the registry's lock.
     turns: Mutex<usize>,
 }
@@ -106,17 +120,20 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-fn new_live(tenant: &str, task: &Arc<Task>) -> Arc<LiveTask> {
+fn new_live(tenant: &str, task: &Arc<Task>, revision: u64) -> Arc<LiveTask> {
     let (events, _) = broadcast::channel(STREAM_BUFFER);
     Arc::new(LiveTask {
         tenant: tenant.to_owned(),
         task_id: task.id.clone(),
         state: AsyncMutex::new(LiveState {
             task: Arc::clone(task),
+            revision,
             events: Some(events),
             spare: None,
         }),
         cancel: CancellationToken::new(),
+        canceling: std::sync::atomic::AtomicBool::new(false),
+        abandoned: std::sync::atomic::AtomicBool::new(false),
         turns: Mutex::new(1),
     })
 }
@@ -127,27 +144,30 @@ pub(crate) struct Registry {
     live: Mutex<HashMap<String, TenantTasks>>,
     /// Woken whenever a task becomes live, for subscribers waiting between its turns.
     became_live: Notify,
+    /// Woken whenever a task stops being live, for a shutdown waiting for turns to end.
+    went_idle: Notify,
 }
 
 impl Registry {
-    /// Starts a turn on `task`, making it live if it is not.
-    pub(crate) fn begin_turn(&self, tenant: &str, task: &Arc<Task>) -> Arc<LiveTask> {
+    /// Starts a turn on `task` (stored at `revision`), making it live if it is not.
+    pub(crate) fn begin_turn(&self, tenant: &str, task: &Arc<Task>, revision: u64) -> Arc<LiveTask> {
         let mut live = lock(&self.live);
         if let Some(entry) = live.get(tenant).and_then(|tasks| tasks.get(&task.id)) {
             *lock(&entry.turns) += 1;
             return Arc::clone(entry);
         }
-        let entry = new_live(tenant, task);
+        let entry = new_live(tenant, task, revision);
         tenant_tasks(&mut live, tenant).insert(task.id.clone(), Arc::clone(&entry));
         self.became_live.notify_waiters();
         entry
     }
 
-    /// Starts a turn on `task` only if no turn is in progress on it.
+    /// Starts a turn on `task` (stored at `revision`) only if no turn is in progress on it.
     pub(crate) fn try_begin_exclusive(
         &self,
         tenant: &str,
         task: &Arc<Task>,
+        revision: u64,
     ) -> Option<Arc<LiveTask>> {
         let mut live = lock(&self.live);
         if live
@@ -156,7 +176,7 @@ impl Registry {
         {
             return None;
         }
-        let entry = new_live(tenant, task);
+        let entry = new_live(tenant, task, revision);
         tenant_tasks(&mut live, tenant).insert(task.id.clone(), Arc::clone(&entry));
         self.became_live.notify_waiters();
         Some(entry)
@@ -165,6 +185,27 @@ impl Registry {
     /// Resolves when some task next becomes live (create the future before checking).
     pub(crate) fn next_live(&self) -> tokio::sync::futures::Notified<'_> {
         self.became_live.notified()
+    }
+
+    /// Every task with a turn in progress.
+    pub(crate) fn all(&self) -> Vec<Arc<LiveTask>> {
+        lock(&self.live)
+            .values()
+            .flat_map(|tasks| tasks.values().cloned())
+            .collect()
+    }
+
+    /// Waits until no turn is in progress in this process.
+    pub(crate) async fn idle(&self) {
+        loop {
+            let went_idle = self.went_idle.notified();
+            tokio::pin!(went_idle);
+            went_idle.as_mut().enable();
+            if lock(&self.live).is_empty() {
+                return;
+            }
+            went_idle.await;
+        }
     }
 
     /// The task's live state, if a turn is in progress.
@@ -194,6 +235,7 @@ impl Registry {
         };
         if last {
             task.state.lock().await.events = None;
+            self.went_idle.notify_waiters();
         }
     }
 }

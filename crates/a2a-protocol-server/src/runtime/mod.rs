@@ -13,5 +13,5 @@ pub(crate) use lifecycle::direct_reply;
 pub(crate) use live::{LiveTask, Registry, SharedEvent};
 pub use sink::EventSink;
 pub(crate) use watch::{
-    at_terminal, await_settled, changes, follow_live, follow_live_until, follow_store,
+    at_settled, at_terminal, await_settled, changes, follow_live, follow_live_until,
 };

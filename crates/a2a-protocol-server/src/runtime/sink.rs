@@ -13,7 +13,12 @@ use a2a_protocol_types::budget::BUDGET_METADATA_KEY;
 use super::budget::BudgetState;
 use super::lifecycle;
 use super::live::LiveTask;
-use crate::store::TaskStore;
+use crate::store::{StoredTask, TaskStore, TaskWrite, WriteOutcome};
+
+/// How many times an event is applied again over a newer version of the task before the
+/// writer gives up. Writes race only with a cancel or a recovery from another process, so a
+/// second try nearly always settles it.
+const WRITE_ATTEMPTS: usize = 5;
 
 /// Where an executor publishes a task's status changes, artifacts and direct replies.
 ///
@@ -54,6 +59,9 @@ pub struct EventSink {
     store: Arc<dyn TaskStore>,
     context_id: ContextId,
     budget: Option<Arc<BudgetState>>,
+    /// This process, recorded as the turn's owner while the task is unsettled, when the store
+    /// keeps turn owners.
+    owner: Option<Arc<str>>,
 }
 
 impl std::fmt::Debug for EventSink {
@@ -69,12 +77,14 @@ impl EventSink {
         live: Arc<LiveTask>,
         store: Arc<dyn TaskStore>,
         context_id: ContextId,
+        owner: Option<Arc<str>>,
     ) -> Self {
         Self {
             live,
             store,
             context_id,
             budget: None,
+            owner,
         }
     }
 
@@ -239,32 +249,102 @@ impl EventSink {
         self.live.snapshot().await
     }
 
+    /// Applies `change` to the task, writes it over the revision this turn holds, and then
+    /// broadcasts its event. When another process wrote first, the change is applied again
+    /// to what it wrote, unless the task finished or its turn passed to another process: then
+    /// the turn has lost the task, its agent is stopped, and the event is refused.
     async fn publish(
         &self,
-        change: impl FnOnce(&mut Task) -> Result<StreamResponse, A2aError>,
+        change: impl Fn(&mut Task) -> Result<StreamResponse, A2aError>,
     ) -> Result<(), A2aError> {
         let mut state = self.live.state.lock().await;
-        let mut draft = state.draft();
-        // A draft is never shared, so this borrows it without copying.
-        let task = Arc::make_mut(&mut draft);
-        let mut event = match change(task) {
-            Ok(event) => event,
-            Err(error) => {
-                state.discard(draft);
-                return Err(error);
+        for _ in 0..WRITE_ATTEMPTS {
+            let mut draft = state.draft();
+            // A draft is never shared, so this borrows it without copying.
+            let task = Arc::make_mut(&mut draft);
+            let messages_before = task.history.len();
+            let mut event = match change(task) {
+                Ok(event) => event,
+                Err(error) => {
+                    state.discard(draft);
+                    return Err(error);
+                }
+            };
+            task.generation += 1;
+            stamp_generation(&mut event, task.generation);
+            self.annotate_budget(task, &mut event);
+            let owner = (!task.status.state.is_settled())
+                .then_some(self.owner.as_deref())
+                .flatten();
+            let write = TaskWrite::update(&self.live.tenant, &draft, state.revision)
+                .with_new_messages(draft.history.len().saturating_sub(messages_before))
+                .with_event(&event)
+                .with_owner(owner);
+            match self.store.write(&write).await {
+                Ok(WriteOutcome::Written) => {
+                    state.revision += 1;
+                    state.commit(draft);
+                    if let Some(events) = &state.events {
+                        // No receivers is fine: nobody is streaming this task.
+                        let _ = events.send(Arc::new(event));
+                    }
+                    return Ok(());
+                }
+                Ok(WriteOutcome::Stale) | Ok(WriteOutcome::KeyHeld(_)) => {
+                    state.discard(draft);
+                    let stored = self.store.load(&self.live.tenant, &self.live.task_id).await?;
+                    let Some(stored) = stored else {
+                        self.live.cancel.cancel();
+                        return Err(lost(&self.live.task_id, "was removed from the store"));
+                    };
+                    if let Some(why) = self.lost_to(&stored) {
+                        let terminal = stored.task.status.state.is_terminal();
+                        let status = stored.task.status.clone();
+                        state.adopt(stored.task, stored.revision);
+                        if terminal {
+                            // Streams on this turn end with what the task became.
+                            if let Some(events) = &state.events {
+                                let _ = events.send(Arc::new(StreamResponse::StatusUpdate(
+                                    a2a_protocol_types::TaskStatusUpdateEvent {
+                                        task_id: self.live.task_id.clone(),
+                                        context_id: self.context_id.clone(),
+                                        status,
+                                        metadata: None,
+                                        generation: state.task.generation,
+                                    },
+                                )));
+                            }
+                        }
+                        self.live.cancel.cancel();
+                        return Err(lost(&self.live.task_id, &why));
+                    }
+                    state.adopt(stored.task, stored.revision);
+                }
+                Err(error) => {
+                    state.discard(draft);
+                    return Err(error.into());
+                }
             }
-        };
-        self.annotate_budget(task, &mut event);
-        if let Err(error) = self.store.save_shared(&self.live.tenant, &draft).await {
-            state.discard(draft);
-            return Err(error.into());
         }
-        state.commit(draft);
-        if let Some(events) = &state.events {
-            // No receivers is fine: nobody is streaming this task.
-            let _ = events.send(Arc::new(event));
+        Err(A2aError::resource_exhausted(
+            "the task kept changing under this event; it was not recorded, retry shortly",
+            crate::store::STORE_RETRY_AFTER,
+        ))
+    }
+
+    /// Why this turn no longer has the task, if it does not: the task finished (a cancel or a
+    /// recovery elsewhere), or another process runs its turn now.
+    fn lost_to(&self, stored: &StoredTask) -> Option<String> {
+        let state = stored.task.status.state;
+        if state.is_terminal() {
+            return Some(format!("is {state}"));
         }
-        Ok(())
+        match (&stored.owner, &self.owner) {
+            (Some(owner), Some(me)) if **owner != **me => {
+                Some("is run by another server process now".to_owned())
+            }
+            _ => None,
+        }
     }
 
     /// With a budget, status updates and the task's metadata report what is left and spent.
@@ -398,7 +478,7 @@ impl EventSink {
     pub async fn status(&self, state: TaskState, message: Option<Message>) -> Result<(), A2aError> {
         let mut status = TaskStatus::new(state);
         status.message = message;
-        self.publish(|task| lifecycle::apply_status(task, status))
+        self.publish(|task| lifecycle::apply_status(task, status.clone()))
             .await
     }
 
@@ -614,7 +694,7 @@ impl EventSink {
     /// # }
     /// ```
     pub async fn artifact(&self, artifact: Artifact) -> Result<(), A2aError> {
-        self.publish(|task| lifecycle::apply_artifact(task, artifact, false, true))
+        self.publish(|task| lifecycle::apply_artifact(task, artifact.clone(), false, true))
             .await
     }
 
@@ -648,7 +728,7 @@ impl EventSink {
     /// # }
     /// ```
     pub async fn artifact_chunk(&self, chunk: Artifact, last_chunk: bool) -> Result<(), A2aError> {
-        self.publish(|task| lifecycle::apply_artifact(task, chunk, true, last_chunk))
+        self.publish(|task| lifecycle::apply_artifact(task, chunk.clone(), true, last_chunk))
             .await
     }
 
@@ -679,7 +759,7 @@ impl EventSink {
     /// # }
     /// ```
     pub async fn reply(&self, message: Message) -> Result<(), A2aError> {
-        self.publish(|task| lifecycle::apply_reply(task, message))
+        self.publish(|task| lifecycle::apply_reply(task, message.clone()))
             .await
     }
 
@@ -692,4 +772,22 @@ impl EventSink {
             }
         }
     }
+}
+
+/// Stamps an event with the generation its change brought the task to.
+fn stamp_generation(event: &mut StreamResponse, generation: u64) {
+    match event {
+        StreamResponse::StatusUpdate(update) => update.generation = generation,
+        StreamResponse::ArtifactUpdate(update) => update.generation = generation,
+        StreamResponse::Task(task) => task.generation = generation,
+        StreamResponse::Message(_) => {}
+    }
+}
+
+/// The error an agent gets for an event its turn may no longer record.
+fn lost(task_id: &TaskId, why: &str) -> A2aError {
+    A2aError::new(
+        a2a_protocol_types::ErrorKind::InvalidAgentResponse,
+        format!("task {task_id} {why}; this event was not recorded and the turn should stop"),
+    )
 }

@@ -1,9 +1,8 @@
-//! Streams of a task's events: from the live broadcast when a turn runs in this process, or by
-//! polling the store when the task is worked on elsewhere (another process sharing the store).
+//! Streams of a turn's events, from its live broadcast in this process, and the changes between
+//! two versions of a task (for followers that read the store).
 
 use std::pin::Pin;
 use std::sync::Arc;
-use std::time::Duration;
 
 use a2a_protocol_types::{
     Message, StreamResponse, Task, TaskArtifactUpdateEvent, TaskStatusUpdateEvent,
@@ -14,7 +13,6 @@ use tokio::sync::broadcast;
 use tokio::sync::broadcast::error::RecvError;
 
 use super::live::{LiveTask, SharedEvent};
-use crate::store::TaskStore;
 
 /// A stream of a task's events, ending after a final one.
 pub(crate) type TaskEvents = Pin<Box<dyn Stream<Item = StreamResponse> + Send>>;
@@ -110,54 +108,6 @@ pub(crate) async fn await_settled(
             Err(RecvError::Closed) => return None,
         }
     }
-}
-
-const FIRST_POLL: Duration = Duration::from_millis(50);
-const MAX_POLL: Duration = Duration::from_secs(1);
-
-struct Polling {
-    store: Arc<dyn TaskStore>,
-    tenant: String,
-    last: Task,
-    pending: Vec<StreamResponse>,
-    delay: Duration,
-}
-
-/// Follows a task by polling the store, turning each observed change into status and artifact
-/// events, until the task settles or disappears.
-pub(crate) fn follow_store(store: Arc<dyn TaskStore>, tenant: String, last: Task) -> TaskEvents {
-    let start = (!last.status.state.is_settled()).then(|| Polling {
-        store,
-        tenant,
-        last,
-        pending: Vec::new(),
-        delay: FIRST_POLL,
-    });
-    Box::pin(stream::unfold(start, |state| async move {
-        let mut state = state?;
-        loop {
-            if !state.pending.is_empty() {
-                let event = state.pending.remove(0);
-                let done = state.pending.is_empty() && state.last.status.state.is_settled();
-                return Some((event, (!done).then_some(state)));
-            }
-            tokio::time::sleep(state.delay).await;
-            state.delay = (state.delay * 2).min(MAX_POLL);
-            let current = match state.store.get(&state.tenant, &state.last.id).await {
-                Ok(Some(task)) => task,
-                Ok(None) => return None,
-                Err(error) => {
-                    tracing::warn!(task_id = %state.last.id, %error, "polling a task for its stream failed");
-                    continue;
-                }
-            };
-            state.pending = changes(&state.last, &current);
-            if !state.pending.is_empty() {
-                state.delay = FIRST_POLL;
-            }
-            state.last = current;
-        }
-    }))
 }
 
 /// The events that turn `before` into `after`: changed artifacts, then the status.

@@ -90,6 +90,20 @@ impl KeyIndex {
         self.entries.len()
     }
 
+    /// Who holds `claim`'s key, if a live holder does; takes nothing.
+    pub(crate) fn find(&self, claim: &KeyClaim) -> Option<ClaimOutcome> {
+        let key = self.held(claim)?;
+        let (held, expires_at) = self.entries.get_key_value(&key)?;
+        if *expires_at <= Instant::now() {
+            return None;
+        }
+        Some(if held.message_id() == claim.message_id.as_str() {
+            ClaimOutcome::Replay(TaskId::new(held.task_id()))
+        } else {
+            ClaimOutcome::Conflict
+        })
+    }
+
     /// `claim` as the index would hold it; `None` for parts too long to record.
     fn held(&self, claim: &KeyClaim) -> Option<HeldKey> {
         let mut text = scoped_text(

@@ -157,4 +157,15 @@ impl TaskStore for InMemoryTaskStore {
         self.shard().release(claim);
         Ok(())
     }
+
+    async fn find_idempotency_key(
+        &self,
+        claim: &KeyClaim,
+    ) -> Result<Option<ClaimOutcome>, StoreError> {
+        Ok(self.shard().find_key(claim))
+    }
+
+    fn atomic_writes(&self) -> bool {
+        true
+    }
 }

@@ -463,4 +463,51 @@ pub trait TaskStore: Send + Sync + 'static {
         let _ = claim;
         Err(StoreError::Unsupported)
     }
+
+    /// Who holds `claim`'s key, without taking it: a replay, a conflict, or `None` when the
+    /// key is free. The default takes the key and, finding it free, releases it again.
+    ///
+    /// ```
+    /// use a2a_protocol_server::store::{ClaimOutcome, InMemoryTaskStore, KeyClaim, KeyScope, TaskStore};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let store = InMemoryTaskStore::new();
+    /// let claim = KeyClaim {
+    ///     scope: KeyScope::default(),
+    ///     key: "8f14e45fceea167a5a36dedd4bea2543".into(),
+    ///     message_id: "m-1".into(),
+    ///     task_id: "t-1".into(),
+    /// };
+    /// assert_eq!(store.find_idempotency_key(&claim).await?, None, "free");
+    /// store.claim_idempotency_key(&claim).await?;
+    /// assert_eq!(store.find_idempotency_key(&claim).await?, Some(ClaimOutcome::Replay("t-1".into())));
+    /// # Ok(())
+    /// # }
+    /// ```
+    async fn find_idempotency_key(
+        &self,
+        claim: &KeyClaim,
+    ) -> Result<Option<ClaimOutcome>, StoreError> {
+        match self.claim_idempotency_key(claim).await? {
+            ClaimOutcome::Claimed => {
+                self.release_idempotency_key(claim).await?;
+                Ok(None)
+            }
+            held => Ok(Some(held)),
+        }
+    }
+
+    /// Whether [`TaskStore::write`] takes a key and writes its task in one atomic step, so a
+    /// held key always has its task (unless retention removed it). False by default: a retry
+    /// that finds a key without its task may then be racing the first attempt, and waits.
+    ///
+    /// ```
+    /// use a2a_protocol_server::store::{InMemoryTaskStore, TaskStore};
+    ///
+    /// assert!(InMemoryTaskStore::new().atomic_writes());
+    /// ```
+    fn atomic_writes(&self) -> bool {
+        false
+    }
 }

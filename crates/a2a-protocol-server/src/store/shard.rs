@@ -214,6 +214,10 @@ impl Shard {
         )
     }
 
+    pub(crate) fn find_key(&self, claim: &KeyClaim) -> Option<ClaimOutcome> {
+        self.keys.find(claim)
+    }
+
     pub(crate) fn release(&mut self, claim: &KeyClaim) {
         self.keys.release(claim);
     }

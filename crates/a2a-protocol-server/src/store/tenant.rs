@@ -160,4 +160,17 @@ impl TaskStore for TenantAwareInMemoryTaskStore {
         }
         Ok(())
     }
+
+    async fn find_idempotency_key(
+        &self,
+        claim: &KeyClaim,
+    ) -> Result<Option<ClaimOutcome>, StoreError> {
+        Ok(self
+            .existing(&claim.scope.tenant)
+            .and_then(|s| lock(&s).find_key(claim)))
+    }
+
+    fn atomic_writes(&self) -> bool {
+        true
+    }
 }

@@ -429,6 +429,10 @@ macro_rules! sql_core {
                 Ok(held.unwrap_or(ClaimOutcome::Claimed))
             }
 
+            pub(crate) async fn find_key(&self, claim: &KeyClaim) -> Result<Option<ClaimOutcome>, StoreError> {
+                held_key(&self.pool, claim).await
+            }
+
             pub(crate) async fn release(&self, claim: &KeyClaim) -> Result<(), StoreError> {
                 let _turn = self.write_turn().await?;
                 sqlx::query(

@@ -156,6 +156,17 @@ macro_rules! sql_store {
                 Some(self)
             }
 
+            async fn find_idempotency_key(
+                &self,
+                claim: &crate::store::KeyClaim,
+            ) -> Result<Option<crate::store::ClaimOutcome>, crate::store::StoreError> {
+                self.core.find_key(claim).await
+            }
+
+            fn atomic_writes(&self) -> bool {
+                true
+            }
+
             fn supports_idempotency(&self) -> bool {
                 true
             }

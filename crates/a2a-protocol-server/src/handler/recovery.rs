@@ -1,0 +1,153 @@
+//! Recovery of turns whose server process was lost (killed, or gone without a word): a process
+//! sharing the store, or the same server restarted, finds them by their lapsed heartbeat and
+//! settles each once. The task fails, saying why; or, for an agent that declared its turns safe
+//! to run again, the turn runs again here; or, when a cancel was asked for, it ends canceled.
+
+use std::sync::Arc;
+
+use a2a_protocol_types::{
+    Message, MessageRole, StreamResponse, Task, TaskState, TaskStatus, TaskStatusUpdateEvent,
+};
+
+use super::RequestHandler;
+use crate::executor::{Recovery, RequestContext};
+use crate::store::{StoredTask, TaskRef, TaskWrite, WriteOutcome};
+
+/// The status message of a task whose process was lost.
+const LOST: &str = "the server process running this task was lost before the task finished; \
+                    it was not completed";
+
+impl RequestHandler {
+    /// Settles the orphaned turns the store knows of.
+    pub(crate) async fn recover_orphans(&self) {
+        let Some(coordination) = self.inner.store.coordination() else {
+            return;
+        };
+        let orphans = match coordination.orphaned_turns(100).await {
+            Ok(orphans) => orphans,
+            Err(error) => {
+                tracing::warn!(%error, "could not look for orphaned turns");
+                return;
+            }
+        };
+        for task in orphans {
+            if let Err(error) = self.recover(&task).await {
+                tracing::warn!(task_id = %task.id, %error, "could not recover an orphaned turn");
+            }
+        }
+    }
+
+    async fn recover(&self, task: &TaskRef) -> Result<(), a2a_protocol_types::A2aError> {
+        let Some(stored) = self.inner.store.load(&task.tenant, &task.id).await? else {
+            return Ok(());
+        };
+        let lost = stored.owner.as_deref().is_some_and(|o| o != &*self.inner.owner)
+            && !stored.owner_alive;
+        if !lost || stored.task.status.state.is_terminal() {
+            return Ok(());
+        }
+        let rerun = !stored.cancel_requested
+            && self.inner.executor.recovery() == Recovery::RunAgain
+            && stored.recoveries < self.inner.config.max_reruns;
+        let message = rerun.then(|| last_user_message(&stored.task)).flatten();
+        match message {
+            Some(message) => self.run_again(&task.tenant, stored, message).await,
+            None => self.settle_lost(&task.tenant, stored).await,
+        }
+    }
+
+    /// Ends the task canceled (a cancel was asked for) or failed, saying its process was lost.
+    async fn settle_lost(
+        &self,
+        tenant: &str,
+        stored: StoredTask,
+    ) -> Result<(), a2a_protocol_types::A2aError> {
+        let StoredTask { mut task, revision, cancel_requested, owner, .. } = stored;
+        let status = if cancel_requested {
+            TaskStatus::new(TaskState::Canceled)
+        } else {
+            let message = Message::new(MessageRole::Agent, vec![a2a_protocol_types::Part::text(LOST)])
+                .with_context_id(task.context_id.clone())
+                .with_task_id(task.id.clone());
+            task.history.push(message.clone());
+            TaskStatus::new(TaskState::Failed).with_message(message)
+        };
+        let new_messages = usize::from(!cancel_requested);
+        task.status = status.clone();
+        task.generation += 1;
+        let event = status_event(&task, status);
+        let task = Arc::new(task);
+        let write = TaskWrite::update(tenant, &task, revision)
+            .with_new_messages(new_messages)
+            .with_event(&event);
+        if self.inner.store.write(&write).await? == WriteOutcome::Written {
+            tracing::warn!(
+                task_id = %task.id,
+                lost_owner = owner.as_deref().unwrap_or(""),
+                state = %task.status.state,
+                "settled a turn whose server process was lost"
+            );
+        }
+        Ok(())
+    }
+
+    /// Takes the turn over and runs the agent again from the message that started it.
+    async fn run_again(
+        &self,
+        tenant: &str,
+        stored: StoredTask,
+        message: Message,
+    ) -> Result<(), a2a_protocol_types::A2aError> {
+        let StoredTask { task: before, revision, recoveries, .. } = stored;
+        let mut task = before.clone();
+        let status = TaskStatus::new(TaskState::Working);
+        task.status = status.clone();
+        task.generation += 1;
+        let event = status_event(&task, status);
+        let task = Arc::new(task);
+        let write = TaskWrite::update(tenant, &task, revision)
+            .with_event(&event)
+            .with_owner(self.owner())
+            .with_recoveries(recoveries + 1);
+        if self.inner.store.write(&write).await? != WriteOutcome::Written {
+            return Ok(()); // Another process took it first.
+        }
+        tracing::warn!(task_id = %task.id, "running again a turn whose server process was lost");
+        let live = self.inner.registry.begin_turn(tenant, &task, revision + 1);
+        let budget = a2a_protocol_types::budget::budget_of(&message).ok().flatten();
+        let ctx = RequestContext {
+            message,
+            task_id: task.id.clone(),
+            context_id: task.context_id.clone(),
+            tenant: tenant.to_owned(),
+            caller: None,
+            extensions: Vec::new(),
+            task: Some(before),
+            streaming: false,
+            cancellation: live.cancel.child_token(),
+            budget,
+            rerun: true,
+        };
+        self.spawn_turn(live, ctx);
+        Ok(())
+    }
+}
+
+fn status_event(task: &Task, status: TaskStatus) -> StreamResponse {
+    StreamResponse::StatusUpdate(TaskStatusUpdateEvent {
+        task_id: task.id.clone(),
+        context_id: task.context_id.clone(),
+        status,
+        metadata: None,
+        generation: task.generation,
+    })
+}
+
+/// The message that started the task's last turn.
+fn last_user_message(task: &Task) -> Option<Message> {
+    task.history
+        .iter()
+        .rev()
+        .find(|m| m.role == MessageRole::User)
+        .cloned()
+}

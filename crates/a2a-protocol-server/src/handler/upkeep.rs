@@ -1,0 +1,122 @@
+//! What a process sharing its store with others keeps up in the background: its heartbeat,
+//! recovery of turns whose process was lost, the cancels other processes ask of it, and lapsed
+//! leases. Nothing runs for a store one process uses alone.
+
+use std::sync::{Arc, Weak};
+use std::time::Duration;
+
+use a2a_protocol_types::A2aError;
+use tokio::sync::OnceCell;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use super::{Inner, RequestHandler};
+use crate::store::Notice;
+
+/// How often lapsed leases are looked for: a lease is at least a second long.
+const LEASE_CHECKS: Duration = Duration::from_millis(200);
+
+#[derive(Default)]
+pub(crate) struct Upkeep {
+    started: OnceCell<()>,
+    stop: CancellationToken,
+}
+
+impl Upkeep {
+    /// Starts the upkeep, once: the heartbeat is written before anything else, so no turn
+    /// of this process is ever recorded without one.
+    pub(crate) async fn ensure_started(&self, inner: &Arc<Inner>) -> Result<(), A2aError> {
+        if inner.store.coordination().is_none() {
+            return Ok(());
+        }
+        self.started
+            .get_or_try_init(|| async {
+                if let Some(coordination) = inner.store.coordination() {
+                    coordination
+                        .heartbeat(&inner.owner, inner.config.recovery_time)
+                        .await?;
+                }
+                tokio::spawn(run(Arc::downgrade(inner), self.stop.clone()));
+                Ok::<(), A2aError>(())
+            })
+            .await
+            .map(|_| ())
+    }
+
+    /// Stops the upkeep (at shutdown).
+    pub(crate) fn stop(&self) {
+        self.stop.cancel();
+    }
+}
+
+/// The upkeep loop: each duty at its own pace, woken early by the store's cancel notices.
+async fn run(inner: Weak<Inner>, stop: CancellationToken) {
+    let (recovery_time, mut notices) = match inner.upgrade() {
+        Some(inner) => (
+            inner.config.recovery_time,
+            inner.store.coordination().and_then(|c| c.notices()),
+        ),
+        None => return,
+    };
+    let poll = match inner.upgrade().and_then(|i| i.store.coordination().map(|c| c.poll_interval())) {
+        Some(poll) => poll,
+        None => return,
+    };
+    let heartbeat_every = recovery_time / 3;
+    let recover_every = (recovery_time / 6).clamp(Duration::from_millis(100), Duration::from_secs(5));
+    let now = Instant::now();
+    let (mut next_heartbeat, mut next_recovery, mut next_cancels, mut next_leases) =
+        (now + heartbeat_every, now, now, now);
+    loop {
+        let next = next_heartbeat.min(next_recovery).min(next_cancels).min(next_leases);
+        let cancel_noticed = async {
+            match &mut notices {
+                Some(receiver) => loop {
+                    match receiver.recv().await {
+                        Ok(Notice::CancelRequested(_))
+                        | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => return,
+                        Ok(_) => {}
+                        Err(tokio::sync::broadcast::error::RecvError::Closed) => {
+                            std::future::pending::<()>().await;
+                        }
+                    }
+                },
+                None => std::future::pending().await,
+            }
+        };
+        let woken_for_cancel = tokio::select! {
+            () = stop.cancelled() => return,
+            () = tokio::time::sleep_until(next) => false,
+            () = cancel_noticed => true,
+        };
+        let Some(inner) = inner.upgrade() else {
+            return;
+        };
+        let handler = RequestHandler::from_inner(inner);
+        let Some(coordination) = handler.inner.store.coordination() else {
+            return;
+        };
+        let now = Instant::now();
+        if now >= next_heartbeat {
+            if let Err(error) = coordination
+                .heartbeat(&handler.inner.owner, recovery_time)
+                .await
+            {
+                tracing::warn!(%error, "could not renew this process's heartbeat");
+            }
+            next_heartbeat = now + heartbeat_every;
+        }
+        if woken_for_cancel || now >= next_cancels {
+            handler.answer_cancel_requests().await;
+            next_cancels = now + poll;
+        }
+        if now >= next_recovery {
+            handler.recover_orphans().await;
+            next_recovery = now + recover_every;
+        }
+        if now >= next_leases {
+            handler.cancel_lapsed_leases().await;
+            next_leases = now + LEASE_CHECKS;
+        }
+    }
+}
