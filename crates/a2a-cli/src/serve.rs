@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use a2a_protocol_server::agents::{ConformanceAgent, EchoAgent};
-use a2a_protocol_server::{A2aServer, AgentExecutor, RequestHandler, ServerConfig};
+use a2a_protocol_server::{A2aServer, AgentExecutor, HandlerConfig, RequestHandler, ServerConfig};
 use clap::ValueEnum;
 
 use crate::exit::Failure;
@@ -51,6 +51,18 @@ pub(crate) struct ServeArgs {
     /// Read requests without an A2A-Version header as 1.0 (the spec reads them as 0.3).
     #[arg(long)]
     assume_current_version: bool,
+    /// With a store several servers share: how long a server may go unheard before the tasks
+    /// it was running are settled by another (or by itself, restarted).
+    #[arg(long, default_value = "30s", value_parser = humantime::parse_duration)]
+    recovery_time: Duration,
+    /// Support the lease extension, granting leases of at most this long: a task started with a
+    /// lease is canceled when no client renews it in time.
+    #[arg(long, value_parser = humantime::parse_duration)]
+    max_lease: Option<Duration>,
+    /// On Ctrl-C or SIGTERM: how long running tasks get to finish before they are stopped and
+    /// marked failed.
+    #[arg(long, default_value = "30s", value_parser = humantime::parse_duration)]
+    drain: Duration,
 }
 
 pub(crate) async fn serve(args: ServeArgs) -> Result<(), Failure> {
@@ -60,12 +72,17 @@ pub(crate) async fn serve(args: ServeArgs) -> Result<(), Failure> {
         Agent::Conformance => (Arc::new(ConformanceAgent::new()), ConformanceAgent::card()),
     };
     let opened = stores::open(&args.store, args.tenant_aware, &args.keep).await?;
-    let handler = RequestHandler::builder_arc(executor)
+    let mut handler = RequestHandler::builder_arc(executor)
         .with_agent_card(card)
         .with_store(opened.store)
-        .build();
-    let mut config =
-        ServerConfig::default().with_require_version_header(!args.assume_current_version);
+        .with_config(HandlerConfig::default().with_recovery_time(args.recovery_time));
+    if let Some(max) = args.max_lease {
+        handler = handler.with_leases(max);
+    }
+    let handler = handler.build();
+    let mut config = ServerConfig::default()
+        .with_require_version_header(!args.assume_current_version)
+        .with_shutdown_drain(args.drain);
     if let Some(url) = args.public_url {
         config = config.with_public_url(url);
     }
@@ -95,7 +112,7 @@ pub(crate) async fn serve(args: ServeArgs) -> Result<(), Failure> {
         .serve(listener, shutdown_signal())
         .await
         .map_err(|e| Failure::internal(format!("the server failed: {e}")))?;
-    tracing::info!("stopped: requests in flight finished, open streams ended");
+    tracing::info!("stopped: running tasks finished or settled, open streams ended");
     Ok(())
 }
 

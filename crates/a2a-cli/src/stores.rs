@@ -88,9 +88,23 @@ pub(crate) fn redacted(url: &str) -> String {
 }
 
 /// Opens `sqlite://FILE`, `postgres://...` or `memory:`.
+fn opening_failed(url: &str, error: StoreError) -> Failure {
+    Failure::store(format!("cannot open the store {}: {error}", redacted(url)))
+}
+
 pub(crate) async fn open(url: &str, tenant_aware: bool, keep: &Keep) -> Result<OpenStore, Failure> {
-    let failed =
-        |e: StoreError| Failure::store(format!("cannot open the store {}: {e}", redacted(url)));
+    match open_as(url, tenant_aware, keep).await {
+        Ok(opened) => Ok(opened),
+        Err(StoreError::Unsupported) => Err(Failure::usage(format!(
+            "unknown store {:?}: use sqlite://FILE, postgres://USER@HOST/DB, or memory:",
+            redacted(url)
+        ))),
+        Err(error) => Err(opening_failed(url, error)),
+    }
+}
+
+/// Opens the store `url` names; [`StoreError::Unsupported`] for a URL that names none.
+async fn open_as(url: &str, tenant_aware: bool, keep: &Keep) -> Result<OpenStore, StoreError> {
     fn sql<S: TaskStore + Retention>(store: S) -> OpenStore {
         let store = Arc::new(store);
         OpenStore {
@@ -112,26 +126,19 @@ pub(crate) async fn open(url: &str, tenant_aware: bool, keep: &Keep) -> Result<O
     }
     if url.starts_with("sqlite:") {
         return Ok(if tenant_aware {
-            sql(TenantAwareSqliteTaskStore::open(url)
-                .await
-                .map_err(failed)?)
+            sql(TenantAwareSqliteTaskStore::open(url).await?)
         } else {
-            sql(SqliteTaskStore::open(url).await.map_err(failed)?)
+            sql(SqliteTaskStore::open(url).await?)
         });
     }
     if url.starts_with("postgres:") || url.starts_with("postgresql:") {
         return Ok(if tenant_aware {
-            sql(TenantAwarePostgresTaskStore::open(url)
-                .await
-                .map_err(failed)?)
+            sql(TenantAwarePostgresTaskStore::open(url).await?)
         } else {
-            sql(PostgresTaskStore::open(url).await.map_err(failed)?)
+            sql(PostgresTaskStore::open(url).await?)
         });
     }
-    Err(Failure::usage(format!(
-        "unknown store {:?}: use sqlite://FILE, postgres://USER@HOST/DB, or memory:",
-        redacted(url)
-    )))
+    Err(StoreError::Unsupported)
 }
 
 #[derive(clap::Args)]
@@ -145,8 +152,12 @@ pub(crate) struct PurgeArgs {
 
 /// `a2a purge`: one retention sweep, as `a2a serve` runs in the background.
 pub(crate) async fn purge(args: PurgeArgs, output: Output) -> Result<(), Failure> {
-    // Every tenant's rows share the same tables, so a plain store sweeps them all.
-    let opened = open(&args.store, false, &args.keep).await?;
+    // The sweep treats the store as it is served: a store records whether it is tenant-aware,
+    // and opened the other way it says so.
+    let opened = match open_as(&args.store, false, &args.keep).await {
+        Err(StoreError::ModeMismatch(_)) => open(&args.store, true, &args.keep).await?,
+        other => other.map_err(|e| opening_failed(&args.store, e))?,
+    };
     let retention = opened.retention.ok_or_else(|| {
         Failure::usage(
             "an in-memory store lives in its server's process: there is nothing to purge",

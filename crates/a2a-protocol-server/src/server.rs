@@ -16,6 +16,10 @@ use crate::executor::CallerIdentity;
 use crate::handler::RequestHandler;
 use crate::store::{Retention, RetentionPolicy, RetentionSweeper};
 
+/// After shutdown has settled every task and ended every stream, how long answers in flight
+/// get to reach their clients before the server stops regardless.
+const LINGER: Duration = Duration::from_secs(3);
+
 /// Establishes who is calling from a request's headers (for example by checking a bearer
 /// token). Its answer scopes idempotency keys and is passed to the executor.
 ///
@@ -67,6 +71,9 @@ pub struct ServerConfig {
     pub card_max_age: Duration,
     /// Interval of SSE keep-alive comments. Default 15 s.
     pub keep_alive: Duration,
+    /// On shutdown, how long turns running in this process get to finish before they are
+    /// stopped and settled (see [`RequestHandler::shutdown`]). Default 30 s.
+    pub shutdown_drain: Duration,
     /// Who is calling; default: nobody is authenticated.
     pub caller: Option<CallerResolver>,
 }
@@ -81,6 +88,7 @@ impl fmt::Debug for ServerConfig {
             .field("require_version_header", &self.require_version_header)
             .field("card_max_age", &self.card_max_age)
             .field("keep_alive", &self.keep_alive)
+            .field("shutdown_drain", &self.shutdown_drain)
             .field("caller", &self.caller.as_ref().map(|_| "<resolver>"))
             .finish()
     }
@@ -96,6 +104,7 @@ impl Default for ServerConfig {
             require_version_header: true,
             card_max_age: Duration::from_secs(300),
             keep_alive: Duration::from_secs(15),
+            shutdown_drain: Duration::from_secs(30),
             caller: None,
         }
     }
@@ -194,6 +203,21 @@ impl ServerConfig {
     /// ```
     pub fn with_keep_alive(mut self, interval: Duration) -> Self {
         self.keep_alive = interval;
+        self
+    }
+
+    /// Sets [`ServerConfig::shutdown_drain`].
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// use a2a_protocol_server::ServerConfig;
+    ///
+    /// let config = ServerConfig::default().with_shutdown_drain(Duration::from_secs(5));
+    /// assert_eq!(config.shutdown_drain, Duration::from_secs(5));
+    /// ```
+    pub fn with_shutdown_drain(mut self, drain: Duration) -> Self {
+        self.shutdown_drain = drain;
         self
     }
 
@@ -343,8 +367,12 @@ impl A2aServer {
         )
     }
 
-    /// Serves on `listener` until `shutdown` completes, then stops accepting, ends open
-    /// streams, and waits for requests in flight.
+    /// Serves on `listener` until `shutdown` completes, then shuts down without leaving work
+    /// behind: it stops accepting connections and new sends, gives running turns
+    /// [`ServerConfig::shutdown_drain`] to finish and settles the rest
+    /// ([`RequestHandler::shutdown`]), ends open streams with what their tasks became, and
+    /// returns once requests in flight are answered, or a few seconds later in any case, so
+    /// a client that trickles bytes or holds a request open cannot keep it running.
     ///
     /// ```
     /// use a2a_protocol_server::agents::EchoAgent;
@@ -367,6 +395,12 @@ impl A2aServer {
     ) -> std::io::Result<()> {
         let router = self.router();
         let streams = self.shutdown.clone();
+        let handler = self.handler.clone();
+        let drain = self.config.shutdown_drain;
+        // A restarted server recovers what its lost predecessor left, sends or not.
+        if let Err(error) = handler.start_upkeep().await {
+            tracing::warn!(%error, "could not start keeping turns up in the store; retrying at the first send");
+        }
         // Dropped, and so stopped, when serving ends.
         let _sweeper = self
             .sweeper
@@ -376,11 +410,34 @@ impl A2aServer {
                 tracing::debug!(%error, "could not set TCP_NODELAY");
             }
         });
-        axum::serve(listener, router)
-            .with_graceful_shutdown(async move {
-                shutdown.await;
-                streams.cancel();
-            })
-            .await
+        let stop_accepting = CancellationToken::new();
+        let serving = axum::serve(listener, router)
+            .with_graceful_shutdown(stop_accepting.clone().cancelled_owned())
+            .into_future();
+        tokio::pin!(serving);
+        tokio::select! {
+            served = &mut serving => return served,
+            () = shutdown => {}
+        }
+        stop_accepting.cancel();
+        let settle = async {
+            handler.shutdown(drain).await;
+            streams.cancel();
+        };
+        tokio::pin!(settle);
+        tokio::select! {
+            served = &mut serving => {
+                settle.await;
+                return served;
+            }
+            () = &mut settle => {}
+        }
+        match tokio::time::timeout(LINGER, serving).await {
+            Ok(served) => served,
+            Err(_) => {
+                tracing::warn!("closing connections still open {LINGER:?} after shutdown");
+                Ok(())
+            }
+        }
     }
 }

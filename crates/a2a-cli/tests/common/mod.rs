@@ -17,8 +17,13 @@ impl Server {
     /// Runs `a2a serve` on a free port with `store` and `extra` arguments, and waits for it to
     /// print where it listens.
     pub fn start(store: &str, extra: &[&str]) -> Self {
+        Self::start_at("127.0.0.1:0", store, extra)
+    }
+
+    /// Like [`Server::start`], on `addr` (a restarted server keeps its address).
+    pub fn start_at(addr: &str, store: &str, extra: &[&str]) -> Self {
         let mut child = Command::new(env!("CARGO_BIN_EXE_a2a"))
-            .args(["serve", "--addr", "127.0.0.1:0", "--store", store])
+            .args(["serve", "--addr", addr, "--store", store])
             .args(extra)
             .env("RUST_LOG", "warn")
             .stdout(Stdio::piped())
@@ -55,6 +60,14 @@ impl Server {
     pub fn kill(mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+
+    /// Sends SIGTERM and waits for the process to exit; true when it exited cleanly.
+    pub fn terminate(mut self) -> bool {
+        let _ = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status();
+        self.child.wait().is_ok_and(|status| status.success())
     }
 }
 

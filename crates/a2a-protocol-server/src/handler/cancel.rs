@@ -73,7 +73,11 @@ impl RequestHandler {
             ));
         }
         let remote = self.inner.store.coordination().filter(|_| {
-            stored.owner_alive && stored.owner.as_deref().is_some_and(|o| o != &*self.inner.owner)
+            stored.owner_alive
+                && stored
+                    .owner
+                    .as_deref()
+                    .is_some_and(|o| o != &*self.inner.owner)
         });
         if let Some(coordination) = remote {
             let task = TaskRef {
@@ -95,7 +99,12 @@ impl RequestHandler {
                 .await?
                 .ok_or_else(|| A2aError::task_not_found(request.id.as_str()))?;
             return self
-                .cancel_here(&tenant, &Arc::new(stored.task), stored.revision, ctx.caller.clone())
+                .cancel_here(
+                    &tenant,
+                    &Arc::new(stored.task),
+                    stored.revision,
+                    ctx.caller.clone(),
+                )
                 .await;
         }
         self.cancel_here(

@@ -713,10 +713,7 @@ impl RequestHandler {
 
     /// This process as the store records turn owners, when the store keeps them.
     pub(crate) fn owner(&self) -> Option<&str> {
-        self.inner
-            .store
-            .coordination()
-            .map(|_| &*self.inner.owner)
+        self.inner.store.coordination().map(|_| &*self.inner.owner)
     }
 
     /// A sink for a turn on `live`.
@@ -737,7 +734,11 @@ impl RequestHandler {
     /// Refuses new work once shutdown has begun; the refusal is retryable, so a client with
     /// a retry policy moves on to another replica or waits for the restart.
     pub(crate) fn accepting(&self) -> Result<(), A2aError> {
-        if self.inner.draining.load(std::sync::atomic::Ordering::Acquire) {
+        if self
+            .inner
+            .draining
+            .load(std::sync::atomic::Ordering::Acquire)
+        {
             return Err(A2aError::resource_exhausted(
                 "this server is shutting down; nothing ran. Retry shortly",
                 crate::store::STORE_RETRY_AFTER,

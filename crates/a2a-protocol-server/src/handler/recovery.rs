@@ -30,21 +30,33 @@ impl RequestHandler {
                 return;
             }
         };
+        let mut settled = 0;
         for task in orphans {
-            if let Err(error) = self.recover(&task).await {
-                tracing::warn!(task_id = %task.id, %error, "could not recover an orphaned turn");
+            match self.recover(&task).await {
+                Ok(true) => settled += 1,
+                Ok(false) => {}
+                Err(error) => {
+                    tracing::warn!(task_id = %task.id, %error, "could not recover an orphaned turn");
+                }
             }
+        }
+        if settled > 0 {
+            tracing::warn!(settled, "recovered turns whose server process was lost");
         }
     }
 
-    async fn recover(&self, task: &TaskRef) -> Result<(), a2a_protocol_types::A2aError> {
+    /// Recovers one orphaned turn; true when this process did.
+    async fn recover(&self, task: &TaskRef) -> Result<bool, a2a_protocol_types::A2aError> {
         let Some(stored) = self.inner.store.load(&task.tenant, &task.id).await? else {
-            return Ok(());
+            return Ok(false);
         };
-        let lost = stored.owner.as_deref().is_some_and(|o| o != &*self.inner.owner)
+        let lost = stored
+            .owner
+            .as_deref()
+            .is_some_and(|o| o != &*self.inner.owner)
             && !stored.owner_alive;
         if !lost || stored.task.status.state.is_terminal() {
-            return Ok(());
+            return Ok(false);
         }
         let rerun = !stored.cancel_requested
             && self.inner.executor.recovery() == Recovery::RunAgain
@@ -61,14 +73,23 @@ impl RequestHandler {
         &self,
         tenant: &str,
         stored: StoredTask,
-    ) -> Result<(), a2a_protocol_types::A2aError> {
-        let StoredTask { mut task, revision, cancel_requested, owner, .. } = stored;
+    ) -> Result<bool, a2a_protocol_types::A2aError> {
+        let StoredTask {
+            mut task,
+            revision,
+            cancel_requested,
+            owner,
+            ..
+        } = stored;
         let status = if cancel_requested {
             TaskStatus::new(TaskState::Canceled)
         } else {
-            let message = Message::new(MessageRole::Agent, vec![a2a_protocol_types::Part::text(LOST)])
-                .with_context_id(task.context_id.clone())
-                .with_task_id(task.id.clone());
+            let message = Message::new(
+                MessageRole::Agent,
+                vec![a2a_protocol_types::Part::text(LOST)],
+            )
+            .with_context_id(task.context_id.clone())
+            .with_task_id(task.id.clone());
             task.history.push(message.clone());
             TaskStatus::new(TaskState::Failed).with_message(message)
         };
@@ -80,15 +101,16 @@ impl RequestHandler {
         let write = TaskWrite::update(tenant, &task, revision)
             .with_new_messages(new_messages)
             .with_event(&event);
-        if self.inner.store.write(&write).await? == WriteOutcome::Written {
-            tracing::warn!(
+        let written = self.inner.store.write(&write).await? == WriteOutcome::Written;
+        if written {
+            tracing::debug!(
                 task_id = %task.id,
                 lost_owner = owner.as_deref().unwrap_or(""),
                 state = %task.status.state,
                 "settled a turn whose server process was lost"
             );
         }
-        Ok(())
+        Ok(written)
     }
 
     /// Takes the turn over and runs the agent again from the message that started it.
@@ -97,8 +119,13 @@ impl RequestHandler {
         tenant: &str,
         stored: StoredTask,
         message: Message,
-    ) -> Result<(), a2a_protocol_types::A2aError> {
-        let StoredTask { task: before, revision, recoveries, .. } = stored;
+    ) -> Result<bool, a2a_protocol_types::A2aError> {
+        let StoredTask {
+            task: before,
+            revision,
+            recoveries,
+            ..
+        } = stored;
         let mut task = before.clone();
         let status = TaskStatus::new(TaskState::Working);
         task.status = status.clone();
@@ -110,11 +137,13 @@ impl RequestHandler {
             .with_owner(self.owner())
             .with_recoveries(recoveries + 1);
         if self.inner.store.write(&write).await? != WriteOutcome::Written {
-            return Ok(()); // Another process took it first.
+            return Ok(false); // Another process took it first.
         }
-        tracing::warn!(task_id = %task.id, "running again a turn whose server process was lost");
+        tracing::info!(task_id = %task.id, "running again a turn whose server process was lost");
         let live = self.inner.registry.begin_turn(tenant, &task, revision + 1);
-        let budget = a2a_protocol_types::budget::budget_of(&message).ok().flatten();
+        let budget = a2a_protocol_types::budget::budget_of(&message)
+            .ok()
+            .flatten();
         let ctx = RequestContext {
             message,
             task_id: task.id.clone(),
@@ -129,7 +158,7 @@ impl RequestHandler {
             rerun: true,
         };
         self.spawn_turn(live, ctx);
-        Ok(())
+        Ok(true)
     }
 }
 

@@ -172,8 +172,14 @@ impl RequestHandler {
             .idempotency
             .claim_for(scope, &request.message, &task_id)?;
         let started = match request.message.task_id.clone() {
-            Some(id) => self.continue_task(request, ctx, id, claim, streaming).await?,
-            None => self.create_task(request, ctx, task_id, claim, streaming).await?,
+            Some(id) => {
+                self.continue_task(request, ctx, id, claim, streaming)
+                    .await?
+            }
+            None => {
+                self.create_task(request, ctx, task_id, claim, streaming)
+                    .await?
+            }
         };
         if let (Started::Turn(turn), Some(lease)) = (&started, lease) {
             self.grant_lease(&turn.live.tenant, &turn.live.task_id, lease)
@@ -209,11 +215,17 @@ impl RequestHandler {
         match self.inner.store.write(&write).await? {
             WriteOutcome::Written => {}
             WriteOutcome::KeyHeld(held) => {
-                let claim = claim.as_ref().ok_or_else(|| A2aError::internal("a key held without a claim"))?;
-                return Ok(Started::Replay(self.inner.idempotency.replay(claim, held).await?));
+                let claim = claim
+                    .as_ref()
+                    .ok_or_else(|| A2aError::internal("a key held without a claim"))?;
+                return Ok(Started::Replay(
+                    self.inner.idempotency.replay(claim, held).await?,
+                ));
             }
             WriteOutcome::Stale => {
-                return Err(A2aError::internal("a task with the new task's id exists already"));
+                return Err(A2aError::internal(
+                    "a task with the new task's id exists already",
+                ));
             }
         }
         if claim.is_some() {
@@ -221,7 +233,8 @@ impl RequestHandler {
         }
         let live = self.inner.registry.begin_turn(&tenant, &task, 1);
         Ok(Started::Turn(Box::new(
-            self.launch(live, tenant, message, None, ctx, streaming, true).await,
+            self.launch(live, tenant, message, None, ctx, streaming, true)
+                .await,
         )))
     }
 
@@ -251,7 +264,9 @@ impl RequestHandler {
             // A retry is a replay even when the first attempt drove the task terminal.
             if let Some(claim) = &claim {
                 if let Some(held) = self.inner.idempotency.holder(claim).await? {
-                    return Ok(Started::Replay(self.inner.idempotency.replay(claim, held).await?));
+                    return Ok(Started::Replay(
+                        self.inner.idempotency.replay(claim, held).await?,
+                    ));
                 }
             }
             if message
@@ -273,7 +288,10 @@ impl RequestHandler {
                 )));
             }
             let busy_elsewhere = stored.owner_alive
-                && stored.owner.as_deref().is_some_and(|o| Some(o) != self.owner());
+                && stored
+                    .owner
+                    .as_deref()
+                    .is_some_and(|o| Some(o) != self.owner());
             let live = (!busy_elsewhere)
                 .then(|| {
                     self.inner.registry.try_begin_exclusive(
@@ -312,14 +330,26 @@ impl RequestHandler {
                         self.inner.idempotency.claimed();
                     }
                     let turn = self
-                        .launch(live, tenant, message, Some(stored.task), ctx, streaming, false)
+                        .launch(
+                            live,
+                            tenant,
+                            message,
+                            Some(stored.task),
+                            ctx,
+                            streaming,
+                            false,
+                        )
                         .await;
                     return Ok(Started::Turn(Box::new(turn)));
                 }
                 Ok(WriteOutcome::KeyHeld(held)) => {
                     self.inner.registry.end_turn(&live).await;
-                    let claim = claim.as_ref().ok_or_else(|| A2aError::internal("a key held without a claim"))?;
-                    return Ok(Started::Replay(self.inner.idempotency.replay(claim, held).await?));
+                    let claim = claim
+                        .as_ref()
+                        .ok_or_else(|| A2aError::internal("a key held without a claim"))?;
+                    return Ok(Started::Replay(
+                        self.inner.idempotency.replay(claim, held).await?,
+                    ));
                 }
                 // Another process wrote first: read the task again and decide anew.
                 Ok(WriteOutcome::Stale) => self.inner.registry.end_turn(&live).await,
@@ -379,7 +409,9 @@ impl RequestHandler {
             .budget
             .clone()
             .map(|grant| Arc::new(BudgetState::new(grant)));
-        let sink = self.sink(&live, ctx.context_id.clone()).with_budget(budget.clone());
+        let sink = self
+            .sink(&live, ctx.context_id.clone())
+            .with_budget(budget.clone());
         let span = tracing::info_span!("agent_turn", task_id = %live.task_id);
         tokio::spawn(
             async move {

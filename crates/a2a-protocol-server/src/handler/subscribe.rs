@@ -53,6 +53,8 @@ impl RequestHandler {
                 task.id, task.status.state
             )));
         }
-        Ok(self.follow(&request.tenant, task, None, EndsAt::Terminal).await)
+        Ok(self
+            .follow(&request.tenant, task, None, EndsAt::Terminal)
+            .await)
     }
 }

@@ -58,17 +58,24 @@ async fn run(inner: Weak<Inner>, stop: CancellationToken) {
         ),
         None => return,
     };
-    let poll = match inner.upgrade().and_then(|i| i.store.coordination().map(|c| c.poll_interval())) {
+    let poll = match inner
+        .upgrade()
+        .and_then(|i| i.store.coordination().map(|c| c.poll_interval()))
+    {
         Some(poll) => poll,
         None => return,
     };
     let heartbeat_every = recovery_time / 3;
-    let recover_every = (recovery_time / 6).clamp(Duration::from_millis(100), Duration::from_secs(5));
+    let recover_every =
+        (recovery_time / 6).clamp(Duration::from_millis(100), Duration::from_secs(5));
     let now = Instant::now();
     let (mut next_heartbeat, mut next_recovery, mut next_cancels, mut next_leases) =
         (now + heartbeat_every, now, now, now);
     loop {
-        let next = next_heartbeat.min(next_recovery).min(next_cancels).min(next_leases);
+        let next = next_heartbeat
+            .min(next_recovery)
+            .min(next_cancels)
+            .min(next_leases);
         let cancel_noticed = async {
             match &mut notices {
                 Some(receiver) => loop {
@@ -118,5 +125,14 @@ async fn run(inner: Weak<Inner>, stop: CancellationToken) {
             handler.cancel_lapsed_leases().await;
             next_leases = now + LEASE_CHECKS;
         }
+    }
+}
+
+impl RequestHandler {
+    /// Starts keeping this process's turns up in a shared store: its heartbeat, recovery of
+    /// lost processes' turns, cancel requests and lapsed leases. The first send starts it in
+    /// any case; [`A2aServer::serve`](crate::A2aServer::serve) starts it at once.
+    pub(crate) async fn start_upkeep(&self) -> Result<(), A2aError> {
+        self.inner.upkeep.ensure_started(&self.inner).await
     }
 }

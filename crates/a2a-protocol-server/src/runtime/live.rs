@@ -150,7 +150,12 @@ pub(crate) struct Registry {
 
 impl Registry {
     /// Starts a turn on `task` (stored at `revision`), making it live if it is not.
-    pub(crate) fn begin_turn(&self, tenant: &str, task: &Arc<Task>, revision: u64) -> Arc<LiveTask> {
+    pub(crate) fn begin_turn(
+        &self,
+        tenant: &str,
+        task: &Arc<Task>,
+        revision: u64,
+    ) -> Arc<LiveTask> {
         let mut live = lock(&self.live);
         if let Some(entry) = live.get(tenant).and_then(|tasks| tasks.get(&task.id)) {
             *lock(&entry.turns) += 1;

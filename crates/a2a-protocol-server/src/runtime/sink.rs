@@ -292,7 +292,10 @@ impl EventSink {
                 }
                 Ok(WriteOutcome::Stale) | Ok(WriteOutcome::KeyHeld(_)) => {
                     state.discard(draft);
-                    let stored = self.store.load(&self.live.tenant, &self.live.task_id).await?;
+                    let stored = self
+                        .store
+                        .load(&self.live.tenant, &self.live.task_id)
+                        .await?;
                     let Some(stored) = stored else {
                         self.live.cancel.cancel();
                         return Err(lost(&self.live.task_id, "was removed from the store"));
