@@ -33,6 +33,10 @@ pub(crate) struct Target {
     /// The tenant to address (overrides the card's).
     #[arg(long)]
     tenant: Option<String>,
+    /// Give up on a call (or a stream silent for) this long; a send cut off this way may have
+    /// run, and is retried only when that is safe.
+    #[arg(long, default_value = "5m", value_parser = humantime::parse_duration)]
+    timeout: Duration,
 }
 
 impl Target {
@@ -57,7 +61,11 @@ impl Target {
         if let Some(tenant) = &self.tenant {
             builder = builder.with_tenant(tenant);
         }
-        builder.build().map_err(|e| Failure::call(&self.url, &e))
+        builder
+            .with_request_timeout(self.timeout)
+            .with_stream_idle_timeout(self.timeout)
+            .build()
+            .map_err(|e| Failure::call(&self.url, &e))
     }
 }
 

@@ -325,3 +325,72 @@ async fn from_card_sets_honours_idempotency_from_the_card() {
         assert_eq!(task.status.state, TaskState::Completed);
     }
 }
+
+/// A server that takes every connection and its request, and never answers; counts them.
+async fn silent_server() -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use tokio::io::AsyncReadExt;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let url = format!("http://{}", listener.local_addr().expect("addr"));
+    let accepted = Arc::new(AtomicUsize::new(0));
+    let counter = Arc::clone(&accepted);
+    tokio::spawn(async move {
+        while let Ok((mut socket, _)) = listener.accept().await {
+            counter.fetch_add(1, Ordering::SeqCst);
+            tokio::spawn(async move {
+                let mut buffer = [0u8; 4096];
+                while matches!(socket.read(&mut buffer).await, Ok(n) if n > 0) {}
+            });
+        }
+    });
+    (url, accepted)
+}
+
+#[tokio::test]
+async fn a_call_that_times_out_is_retried_only_where_it_cannot_run_twice() {
+    use std::sync::atomic::Ordering;
+    for binding in BINDINGS {
+        let (url, accepted) = silent_server().await;
+        let client = |honours| {
+            ClientBuilder::new(&url)
+                .with_binding(binding)
+                .with_http_client(fresh_connections())
+                .with_peer_honouring_idempotency(honours)
+                .with_retry_policy(policy().with_max_attempts(3))
+                .with_request_timeout(Duration::from_millis(300))
+                .build()
+                .expect("client")
+        };
+        let error = client(true)
+            .send_message(keyed("wait for me"))
+            .await
+            .expect_err("nobody answers");
+        assert_eq!(
+            error.class(),
+            FailureClass::Ambiguous,
+            "{binding:?}: {error}"
+        );
+        assert_eq!(
+            accepted.swap(0, Ordering::SeqCst),
+            3,
+            "{binding:?}: a keyed send to an agent that honours keys is retried"
+        );
+        let error = client(true)
+            .send_message(SendMessageRequest::new(Message::user_text("unkeyed")))
+            .await
+            .expect_err("nobody answers");
+        assert_eq!(
+            error.class(),
+            FailureClass::Ambiguous,
+            "{binding:?}: {error}"
+        );
+        assert_eq!(
+            accepted.swap(0, Ordering::SeqCst),
+            1,
+            "{binding:?}: an unkeyed send is not"
+        );
+    }
+}

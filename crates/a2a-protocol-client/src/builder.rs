@@ -11,7 +11,12 @@ use http::{HeaderMap, HeaderName, HeaderValue};
 use crate::client::A2aClient;
 use crate::error::{ClientError, Phase};
 use crate::retry::RetryPolicy;
-use crate::transport::{AuthHook, Binding, Transport, VERSION};
+use crate::transport::{AuthHook, Binding, Timeouts, Transport, VERSION};
+
+/// How long one attempt of a unary call may take, unless configured otherwise.
+const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(300);
+/// How long a stream may stay silent, unless configured otherwise.
+const DEFAULT_STREAM_IDLE_TIMEOUT: Duration = Duration::from_secs(300);
 
 /// Builds an [`A2aClient`], for a bare endpoint or from an agent card.
 ///
@@ -69,8 +74,8 @@ impl ClientBuilder {
             retry: None,
             honours_idempotency: None,
             connect_timeout: Duration::from_secs(10),
-            request_timeout: None,
-            stream_idle_timeout: None,
+            request_timeout: Some(DEFAULT_REQUEST_TIMEOUT),
+            stream_idle_timeout: Some(DEFAULT_STREAM_IDLE_TIMEOUT),
             headers: Vec::new(),
             auth: None,
             extensions: Vec::new(),
@@ -233,8 +238,11 @@ impl ClientBuilder {
         self
     }
 
-    /// How long a unary call may take in all. Default: no limit (a blocking send waits for
-    /// the task).
+    /// How long one attempt of a unary call may take in all. Default 5 minutes: a blocking
+    /// send of longer work needs more (or `returnImmediately` and a subscription), and
+    /// [`ClientBuilder::with_no_request_timeout`] waits as long as the agent takes. A call
+    /// that times out after it was sent is an ambiguous failure, retried only where that
+    /// cannot run anything twice (a keyed send to an agent that honours keys, a read).
     ///
     /// ```
     /// use std::time::Duration;
@@ -252,7 +260,21 @@ impl ClientBuilder {
         self
     }
 
+    /// Lets unary calls take as long as the agent takes.
+    ///
+    /// ```
+    /// use a2a_protocol_client::ClientBuilder;
+    ///
+    /// let client = ClientBuilder::new("http://127.0.0.1:8080").with_no_request_timeout().build();
+    /// assert!(client.is_ok());
+    /// ```
+    pub fn with_no_request_timeout(mut self) -> Self {
+        self.request_timeout = None;
+        self
+    }
+
     /// How long a stream may stay silent (keep-alives count) before it is treated as cut.
+    /// Default 5 minutes.
     ///
     /// ```
     /// use std::time::Duration;
@@ -383,15 +405,15 @@ impl ClientBuilder {
         let http = match self.http {
             Some(http) => http,
             None => {
-                let mut builder = reqwest::Client::builder()
+                // No overall timeout here: it would cut long streams. Unary calls get theirs
+                // one by one.
+                reqwest::Client::builder()
                     .connect_timeout(self.connect_timeout)
-                    .tcp_nodelay(true);
-                if let Some(timeout) = self.request_timeout {
-                    builder = builder.timeout(timeout);
-                }
-                builder.build().map_err(|e| {
-                    ClientError::Config(format!("the HTTP client could not be built: {e}"))
-                })?
+                    .tcp_nodelay(true)
+                    .build()
+                    .map_err(|e| {
+                        ClientError::Config(format!("the HTTP client could not be built: {e}"))
+                    })?
             }
         };
         let honours = self.honours_idempotency.unwrap_or_else(|| {
@@ -406,7 +428,10 @@ impl ClientBuilder {
             http,
             headers,
             self.auth,
-            self.stream_idle_timeout,
+            Timeouts {
+                request: self.request_timeout,
+                stream_idle: self.stream_idle_timeout,
+            },
         );
         Ok(A2aClient::new(
             transport, tenant, self.retry, honours, self.card,
@@ -471,7 +496,14 @@ pub async fn fetch_card(
     let http = match http {
         Some(http) => http,
         None => {
-            owned = reqwest::Client::new();
+            // A card is small: an agent that has not sent it in this long is not answering.
+            owned = reqwest::Client::builder()
+                .connect_timeout(Duration::from_secs(10))
+                .timeout(Duration::from_secs(30))
+                .build()
+                .map_err(|e| {
+                    ClientError::Config(format!("the HTTP client could not be built: {e}"))
+                })?;
             &owned
         }
     };

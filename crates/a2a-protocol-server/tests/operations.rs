@@ -636,7 +636,7 @@ async fn the_protocol_version_is_checked() {
 }
 
 #[tokio::test]
-async fn shutdown_ends_open_streams_and_the_server() {
+async fn shutdown_settles_running_tasks_and_ends_their_streams_and_the_server() {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind");
@@ -644,7 +644,8 @@ async fn shutdown_ends_open_streams_and_the_server() {
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let server = a2a_protocol_server::A2aServer::new(
         RequestHandler::builder(CountingAgent::slow(Duration::from_secs(60))).build(),
-    );
+    )
+    .with_config(ServerConfig::default().with_shutdown_drain(Duration::from_millis(200)));
     let serving = tokio::spawn(server.serve(listener, async {
         let _ = stopped.await;
     }));
@@ -677,10 +678,10 @@ async fn shutdown_ends_open_streams_and_the_server() {
     }
     stop.send(()).expect("server running");
     let events = open_stream.await.expect("joined").expect("stream");
-    assert_ne!(
+    assert_eq!(
         last_state(&events),
-        "TASK_STATE_COMPLETED",
-        "the stream ended before the task did"
+        "TASK_STATE_FAILED",
+        "past the drain time the task was settled, and its stream ended with it"
     );
     serving.await.expect("joined").expect("served cleanly");
 }

@@ -68,13 +68,20 @@ impl Binding {
 /// Raw events of one stream attempt.
 pub(crate) type RawEvents = Pin<Box<dyn Stream<Item = Result<StreamResponse, ClientError>> + Send>>;
 
+/// How long calls may take: one attempt of a unary call in all, and a stream between events.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Timeouts {
+    pub(crate) request: Option<Duration>,
+    pub(crate) stream_idle: Option<Duration>,
+}
+
 pub(crate) struct Transport {
     pub(crate) binding: Binding,
     pub(crate) url: String,
     pub(crate) http: reqwest::Client,
     pub(crate) headers: HeaderMap,
     pub(crate) auth: Option<AuthHook>,
-    pub(crate) stream_idle_timeout: Option<Duration>,
+    pub(crate) timeouts: Timeouts,
     next_id: AtomicI64,
 }
 
@@ -85,7 +92,7 @@ impl Transport {
         http: reqwest::Client,
         headers: HeaderMap,
         auth: Option<AuthHook>,
-        stream_idle_timeout: Option<Duration>,
+        timeouts: Timeouts,
     ) -> Self {
         Self {
             binding,
@@ -93,7 +100,7 @@ impl Transport {
             http,
             headers,
             auth,
-            stream_idle_timeout,
+            timeouts,
             next_id: AtomicI64::new(1),
         }
     }
@@ -122,7 +129,7 @@ impl Transport {
             self.http.clone(),
             headers,
             self.auth.clone(),
-            self.stream_idle_timeout,
+            self.timeouts,
         )
     }
 
@@ -155,8 +162,11 @@ impl Transport {
         operation: Operation,
         params: &Value,
     ) -> Result<Value, ClientError> {
-        let response = self
-            .request(operation, params)?
+        let mut request = self.request(operation, params)?;
+        if let Some(timeout) = self.timeouts.request {
+            request = request.timeout(timeout);
+        }
+        let response = request
             .send()
             .await
             .map_err(|e| ClientError::from_reqwest(e, Phase::Request))?;
@@ -206,7 +216,7 @@ impl Transport {
             }));
         }
         let binding = self.binding;
-        let idle = self.stream_idle_timeout;
+        let idle = self.timeouts.stream_idle;
         let bytes = response.bytes_stream();
         Ok(events(bytes, binding, idle))
     }

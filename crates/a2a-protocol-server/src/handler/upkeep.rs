@@ -32,8 +32,9 @@ impl Upkeep {
         self.started
             .get_or_try_init(|| async {
                 if let Some(coordination) = inner.store.coordination() {
+                    let pace = Pace::of(inner.config.recovery_time);
                     coordination
-                        .heartbeat(&inner.owner, inner.config.recovery_time)
+                        .heartbeat(&inner.owner, pace.heartbeat_ttl)
                         .await?;
                 }
                 tokio::spawn(run(Arc::downgrade(inner), self.stop.clone()));
@@ -46,6 +47,28 @@ impl Upkeep {
     /// Stops the upkeep (at shutdown).
     pub(crate) fn stop(&self) {
         self.stop.cancel();
+    }
+}
+
+/// How often each duty runs for a recovery time `R`: a lost process's heartbeat lapses within
+/// `R - R/6` of its last beat and the next recovery sweep, at most `R/6` later, settles its
+/// turns, so they are settled within `R`. Three beats fit in a heartbeat's life.
+struct Pace {
+    heartbeat_ttl: Duration,
+    heartbeat_every: Duration,
+    recover_every: Duration,
+}
+
+impl Pace {
+    fn of(recovery_time: Duration) -> Self {
+        let recover_every =
+            (recovery_time / 6).clamp(Duration::from_millis(50), Duration::from_secs(5));
+        let heartbeat_ttl = recovery_time.saturating_sub(recover_every);
+        Self {
+            heartbeat_ttl,
+            heartbeat_every: heartbeat_ttl / 3,
+            recover_every,
+        }
     }
 }
 
@@ -65,9 +88,11 @@ async fn run(inner: Weak<Inner>, stop: CancellationToken) {
         Some(poll) => poll,
         None => return,
     };
-    let heartbeat_every = recovery_time / 3;
-    let recover_every =
-        (recovery_time / 6).clamp(Duration::from_millis(100), Duration::from_secs(5));
+    let Pace {
+        heartbeat_ttl,
+        heartbeat_every,
+        recover_every,
+    } = Pace::of(recovery_time);
     let now = Instant::now();
     let (mut next_heartbeat, mut next_recovery, mut next_cancels, mut next_leases) =
         (now + heartbeat_every, now, now, now);
@@ -106,7 +131,7 @@ async fn run(inner: Weak<Inner>, stop: CancellationToken) {
         let now = Instant::now();
         if now >= next_heartbeat {
             if let Err(error) = coordination
-                .heartbeat(&handler.inner.owner, recovery_time)
+                .heartbeat(&handler.inner.owner, heartbeat_ttl)
                 .await
             {
                 tracing::warn!(%error, "could not renew this process's heartbeat");
@@ -134,5 +159,26 @@ impl RequestHandler {
     /// any case; [`A2aServer::serve`](crate::A2aServer::serve) starts it at once.
     pub(crate) async fn start_upkeep(&self) -> Result<(), A2aError> {
         self.inner.upkeep.ensure_started(&self.inner).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_lost_process_is_recovered_within_the_recovery_time() {
+        for seconds in [1, 2, 30, 120] {
+            let recovery = Duration::from_secs(seconds);
+            let pace = Pace::of(recovery);
+            assert!(
+                pace.heartbeat_ttl + pace.recover_every <= recovery,
+                "{seconds} s"
+            );
+            assert!(
+                pace.heartbeat_every * 3 <= pace.heartbeat_ttl,
+                "{seconds} s"
+            );
+        }
     }
 }
