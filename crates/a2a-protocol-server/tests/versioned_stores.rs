@@ -496,3 +496,61 @@ async fn a_database_of_the_previous_release_is_upgraded_in_place() {
     check_upgraded("postgres", Arc::new(store)).await;
     schema.drop_schema().await;
 }
+
+#[tokio::test]
+async fn postgres_notifies_the_writes_of_followed_tasks_only() {
+    use a2a_protocol_server::store::{Notice, PostgresTaskStore};
+    let Some(schema) = common::stores::PgSchema::create().await else {
+        return;
+    };
+    let store = PostgresTaskStore::from_pool(schema.pool().await)
+        .await
+        .expect("postgres");
+    let coordination = store.coordination().expect("coordinates");
+    let mut notices = coordination.notices().expect("PostgreSQL pushes notices");
+    let task_at = |generation: u64| {
+        let mut task = Task::new("t-1", "c-1", TaskStatus::new(TaskState::Working));
+        task.generation = generation;
+        Arc::new(task)
+    };
+    let first = task_at(1);
+    store
+        .write(&TaskWrite::create("", &first))
+        .await
+        .expect("ok");
+    // Let the listener connect before anything is announced.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let unfollowed = task_at(2);
+    let event = status_event(&unfollowed);
+    store
+        .write(&TaskWrite::update("", &unfollowed, 1).with_event(&event))
+        .await
+        .expect("ok");
+    let task = TaskRef {
+        tenant: String::new(),
+        id: TaskId::new("t-1"),
+    };
+    coordination
+        .follow(&task, "a-follower", Duration::from_secs(30))
+        .await
+        .expect("ok");
+    let followed = task_at(3);
+    let event = status_event(&followed);
+    store
+        .write(&TaskWrite::update("", &followed, 2).with_event(&event))
+        .await
+        .expect("ok");
+    let notice = tokio::time::timeout(Duration::from_secs(10), notices.recv())
+        .await
+        .expect("a notice for the followed task")
+        .expect("received");
+    assert_eq!(
+        notice,
+        Notice::Changed {
+            task,
+            generation: 3
+        },
+        "the first notice is the followed write's: the unfollowed one sent none"
+    );
+    schema.drop_schema().await;
+}

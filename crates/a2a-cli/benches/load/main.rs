@@ -5,7 +5,11 @@
 //! a warm-up, and a measurement, and the servers are interleaved over several rounds.
 //!
 //! Then two memory runs on the in-memory store with its default limits: resident memory after
-//! 100 000 and after 1 000 000 sends, and what 100 000 held idempotency keys cost.
+//! 100 000 and after 1 000 000 sends, and what 100 000 held idempotency keys cost; and what a
+//! follow-up costs on a task 1 000 turns long, on SQLite and PostgreSQL.
+//!
+//! `A2A_BENCH_BASELINE` names an earlier build of `a2a`: its keyed JSON-RPC sends on SQLite and
+//! PostgreSQL are measured in the same rounds, as the "before" of a change.
 //!
 //! `cargo bench -p a2a-cli --bench load` writes `benches/results/load.md` and `load.svg`.
 //! Settings: `A2A_BENCH_ROUNDS` (5), `A2A_BENCH_SECONDS` (3), `A2A_BENCH_POSTGRES_URL`
@@ -16,6 +20,7 @@
 //! `A2A_BENCH_A2A` (another build of `a2a` to serve, say one with frame pointers to profile).
 
 mod floor;
+mod follow_ups;
 mod generator;
 mod report;
 mod servers;
@@ -103,7 +108,10 @@ fn cells(kind: &Kind) -> Vec<(Binding, bool, usize)> {
             continue;
         }
         for keyed in [false, true] {
-            if keyed && !matches!(kind, Kind::Ours(_)) {
+            if keyed && !matches!(kind, Kind::Ours(_) | Kind::Baseline(_)) {
+                continue;
+            }
+            if matches!(kind, Kind::Baseline(_)) && (!keyed || binding != Binding::JsonRpc) {
                 continue;
             }
             for concurrency in CONCURRENCY {
@@ -130,14 +138,18 @@ fn main() {
         .build()
         .expect("a runtime");
     let only = std::env::var("A2A_BENCH_ONLY").unwrap_or_default();
+    let baseline = std::env::var_os("A2A_BENCH_BASELINE").is_some();
     let kinds: Vec<Kind> = [
         Kind::Ours("memory"),
         Kind::Floor,
         Kind::Ours("sqlite"),
         Kind::Python,
         Kind::Ours("postgres"),
+        Kind::Baseline("sqlite"),
+        Kind::Baseline("postgres"),
     ]
     .into_iter()
+    .filter(|kind| baseline || !matches!(kind, Kind::Baseline(_)))
     .filter(|kind| only.split(',').any(|part| kind.label().contains(part)))
     .collect();
     let mut samples = Vec::new();
@@ -205,6 +217,18 @@ fn main() {
     }
     let memory = runtime.block_on(memory_runs(&settings));
     eprintln!("{memory:?}");
+    let turns = if settings.quick {
+        40
+    } else {
+        follow_ups::TURNS
+    };
+    let mut follow_ups = Vec::new();
+    for store in ["sqlite", "postgres"] {
+        let postgres = runtime.block_on(fresh_schema(&settings.postgres, &Kind::Ours(store)));
+        let cost = runtime.block_on(follow_ups::measure(store, &postgres, turns));
+        eprintln!("{cost:?}");
+        follow_ups.push(cost);
+    }
     let dir = servers::workspace().join("benches/results");
     std::fs::create_dir_all(&dir).expect("benches/results");
     std::fs::write(
@@ -212,6 +236,7 @@ fn main() {
         report::markdown(
             &samples,
             &memory,
+            &follow_ups,
             settings.rounds,
             settings.seconds,
             &machine,
@@ -264,7 +289,7 @@ async fn memory_runs(settings: &Settings) -> MemoryRuns {
 
 /// A fresh PostgreSQL schema for each PostgreSQL server, so no run sees another's rows.
 async fn fresh_schema(url: &str, kind: &Kind) -> String {
-    if *kind != Kind::Ours("postgres") {
+    if !matches!(kind, Kind::Ours("postgres") | Kind::Baseline("postgres")) {
         return String::new();
     }
     use sqlx::Executor as _;

@@ -3,6 +3,7 @@
 
 use std::fmt::Write as _;
 
+use crate::follow_ups::FollowUpCost;
 use crate::generator::Binding;
 use crate::servers::Kind;
 use crate::{MemoryRuns, Sample};
@@ -115,7 +116,7 @@ fn paired_ratio(samples: &[Sample], a: (&Kind, bool), b: (&Kind, bool)) -> f64 {
     }
 }
 
-fn targets(samples: &[Sample], memory: &MemoryRuns) -> Vec<Target> {
+fn targets(samples: &[Sample], memory: &MemoryRuns, follow_ups: &[FollowUpCost]) -> Vec<Target> {
     let ours = Kind::Ours("memory");
     let unkeyed = rps_of(samples, &ours, Binding::JsonRpc, false, 16);
     let keyed = rps_of(samples, &ours, Binding::JsonRpc, true, 16);
@@ -184,6 +185,23 @@ fn targets(samples: &[Sample], memory: &MemoryRuns) -> Vec<Target> {
             met: key_cost_mib <= 32.0,
         },
     ]
+    .into_iter()
+    .chain(follow_ups.iter().map(|cost| Target {
+        what: format!(
+            "a follow-up on a task {} turns long vs on a fresh one ({})",
+            thousands(cost.turns as u64),
+            cost.store
+        ),
+        goal: "within 2 ×".into(),
+        measured: format!(
+            "{:.2} × (medians {:.0} vs {:.0} µs)",
+            cost.ratio(),
+            cost.long_us,
+            cost.fresh_us
+        ),
+        met: cost.ratio() <= 2.0,
+    }))
+    .collect()
 }
 
 fn mib(kib: u64) -> String {
@@ -202,6 +220,16 @@ fn thousands(n: u64) -> String {
     out
 }
 
+/// The rows measured: every kind but a baseline that was not run.
+fn measured_rows(samples: &[Sample]) -> Vec<(Kind, Binding, bool)> {
+    rows()
+        .into_iter()
+        .filter(|(kind, _, _)| {
+            !matches!(kind, Kind::Baseline(_)) || samples.iter().any(|s| &s.kind == kind)
+        })
+        .collect()
+}
+
 fn rows() -> Vec<(Kind, Binding, bool)> {
     let mut rows = vec![(Kind::Floor, Binding::JsonRpc, false)];
     for store in ["memory", "sqlite", "postgres"] {
@@ -214,6 +242,9 @@ fn rows() -> Vec<(Kind, Binding, bool)> {
     for binding in [Binding::JsonRpc, Binding::HttpJson] {
         rows.push((Kind::Python, binding, false));
     }
+    for store in ["sqlite", "postgres"] {
+        rows.push((Kind::Baseline(store), Binding::JsonRpc, true));
+    }
     rows
 }
 
@@ -221,6 +252,7 @@ fn rows() -> Vec<(Kind, Binding, bool)> {
 pub fn markdown(
     samples: &[Sample],
     memory: &MemoryRuns,
+    follow_ups: &[FollowUpCost],
     rounds: usize,
     seconds: f64,
     machine: &str,
@@ -237,7 +269,7 @@ pub fn markdown(
         max = thousands(crate::MAX_MEASURED),
     );
     md.push_str("## Targets\n\n| target | goal | measured | |\n|---|---|---|---|\n");
-    for target in targets(samples, memory) {
+    for target in targets(samples, memory, follow_ups) {
         let _ = writeln!(
             md,
             "| {} | {} | {} | {} |",
@@ -253,7 +285,7 @@ pub fn markdown(
     md.push_str(
         "| server | binding | key | c = 1 | c = 16 | c = 64 |\n|---|---|---|---|---|---|\n",
     );
-    for (kind, binding, keyed) in rows() {
+    for (kind, binding, keyed) in measured_rows(samples) {
         let mut line = format!(
             "| {} | {} | {} |",
             kind.label(),
@@ -276,7 +308,7 @@ pub fn markdown(
     }
     md.push_str("\n## Latency (p50 / p99, µs), server CPU per send at c = 16 (µs), peak server RSS (MiB)\n\n");
     md.push_str("| server | binding | key | c = 1 | c = 16 | c = 64 | CPU / send | peak RSS | errors |\n|---|---|---|---|---|---|---|---|---|\n");
-    for (kind, binding, keyed) in rows() {
+    for (kind, binding, keyed) in measured_rows(samples) {
         let mut line = format!(
             "| {} | {} | {} |",
             kind.label(),
@@ -312,6 +344,54 @@ pub fn markdown(
         thousands(memory.keys),
         mib(memory.after_100k_keys_kib),
     );
+    if samples.iter().any(|s| matches!(s.kind, Kind::Baseline(_))) {
+        md.push_str(
+            "## Before and after: keyed SendMessage on the durable stores (JSON-RPC, c = 16)\n\n\
+             The baseline is the previous release's `a2a`, measured in the same rounds.\n\n\
+             | store | before (req/s) | after (req/s) | after / before | CPU per send before / after (µs) |\n\
+             |---|---|---|---|---|\n",
+        );
+        for store in ["sqlite", "postgres"] {
+            let before = rps_of(samples, &Kind::Baseline(store), Binding::JsonRpc, true, 16);
+            let after = rps_of(samples, &Kind::Ours(store), Binding::JsonRpc, true, 16);
+            let share = paired_ratio(
+                samples,
+                (&Kind::Ours(store), true),
+                (&Kind::Baseline(store), true),
+            );
+            let cpu = |kind: &Kind| {
+                cell(samples, kind, Binding::JsonRpc, true, 16).map_or(0.0, |c| c.cpu_us)
+            };
+            let _ = writeln!(
+                md,
+                "| {store} | {before:.0} | {after:.0} | {:.0} % | {:.0} / {:.0} |",
+                100.0 * share,
+                cpu(&Kind::Baseline(store)),
+                cpu(&Kind::Ours(store)),
+            );
+        }
+        md.push('\n');
+    }
+    if !follow_ups.is_empty() {
+        md.push_str(
+            "## Follow-ups on a long task\n\n\
+             One task asks for input on every turn and is followed up again and again, each answer \
+             without history. Median latency of the first and of the last 50 follow-ups:\n\n\
+             | store | turns | first 50 (µs) | last 50 (µs) | last / first |\n|---|---|---|---|---|\n",
+        );
+        for cost in follow_ups {
+            let _ = writeln!(
+                md,
+                "| {} | {} | {:.0} | {:.0} | {:.2} × |",
+                cost.store,
+                thousands(cost.turns as u64),
+                cost.fresh_us,
+                cost.long_us,
+                cost.ratio()
+            );
+        }
+        md.push('\n');
+    }
     md.push_str(
         "## How it is measured\n\n\
          - The generator is closed-loop: `c` keep-alive connections, each sending the next request \
@@ -332,7 +412,7 @@ pub fn markdown(
 
 /// A horizontal bar chart of requests per second at concurrency 16.
 pub fn chart(samples: &[Sample]) -> String {
-    let bars: Vec<(String, f64, &str)> = rows()
+    let bars: Vec<(String, f64, &str)> = measured_rows(samples)
         .into_iter()
         .map(|(kind, binding, keyed)| {
             let label = format!(
@@ -342,7 +422,7 @@ pub fn chart(samples: &[Sample]) -> String {
                 if keyed { " · keyed" } else { "" }
             );
             let colour = match (&kind, keyed) {
-                (Kind::Floor, _) => "#9e9e9e",
+                (Kind::Floor, _) | (Kind::Baseline(_), _) => "#9e9e9e",
                 (Kind::Python, _) => "#e0a030",
                 (_, false) => "#3f7fbf",
                 (_, true) => "#2f9f6f",

@@ -16,6 +16,9 @@ pub const GENERATOR_CORE: &str = "1";
 pub enum Kind {
     /// `a2a serve` with this store URL scheme: `memory`, `sqlite` or `postgres`.
     Ours(&'static str),
+    /// The same, served by the baseline build named by `A2A_BENCH_BASELINE` (an earlier
+    /// release), so a change is measured against what it replaces in one run.
+    Baseline(&'static str),
     /// The bare axum route.
     Floor,
     /// The Python SDK's echo agent.
@@ -26,6 +29,7 @@ impl Kind {
     pub fn label(&self) -> String {
         match self {
             Kind::Ours(store) => format!("a2a-rust ({store})"),
+            Kind::Baseline(store) => format!("baseline ({store})"),
             Kind::Floor => "floor (bare axum + serde)".into(),
             Kind::Python => "Python a2a-sdk (in-memory)".into(),
         }
@@ -107,7 +111,13 @@ fn free_port() -> u16 {
 /// Starts `kind`. `postgres` is the database URL for the PostgreSQL store.
 pub fn start(kind: &Kind, postgres: &str) -> Server {
     match kind {
-        Kind::Ours(store) => start_ours(store, postgres),
+        Kind::Ours(store) => start_ours(store, postgres, &[]),
+        Kind::Baseline(store) => {
+            let baseline = std::env::var_os("A2A_BENCH_BASELINE")
+                .map(PathBuf::from)
+                .expect("A2A_BENCH_BASELINE names the baseline a2a binary");
+            start_a2a(&baseline, store, postgres, &[])
+        }
         Kind::Floor => {
             let exe = std::env::current_exe().expect("the bench binary");
             let port = free_port();
@@ -132,7 +142,15 @@ pub fn start(kind: &Kind, postgres: &str) -> Server {
     }
 }
 
-fn start_ours(store: &str, postgres: &str) -> Server {
+/// `a2a serve` of this build on `store`, with `extra` arguments.
+pub fn start_ours(store: &str, postgres: &str, extra: &[&str]) -> Server {
+    // A2A_BENCH_A2A points at another build of `a2a` (say, one with frame pointers to profile).
+    let a2a = std::env::var_os("A2A_BENCH_A2A")
+        .map_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_a2a")), PathBuf::from);
+    start_a2a(&a2a, store, postgres, extra)
+}
+
+fn start_a2a(a2a: &Path, store: &str, postgres: &str, extra: &[&str]) -> Server {
     let scratch = tempfile::tempdir().expect("a scratch directory");
     let url = match store {
         "memory" => "memory:".to_owned(),
@@ -140,11 +158,9 @@ fn start_ours(store: &str, postgres: &str) -> Server {
         "postgres" => postgres.to_owned(),
         other => panic!("unknown store {other}"),
     };
-    // A2A_BENCH_A2A points at another build of `a2a` (say, one with frame pointers to profile).
-    let a2a = std::env::var_os("A2A_BENCH_A2A")
-        .map_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_a2a")), PathBuf::from);
-    let mut child = pinned(&a2a)
+    let mut child = pinned(a2a)
         .args(["serve", "--addr", "127.0.0.1:0", "--store", &url])
+        .args(extra)
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .spawn()

@@ -47,6 +47,16 @@ CREATE TABLE a2a_task_events (
 );
 CREATE INDEX a2a_task_events_by_age ON a2a_task_events (created_millis);
 
+-- Processes following a task from outside the process that runs it. Where the database pushes
+-- notices, a write notifies only tasks someone follows, so the common write sends none.
+CREATE TABLE a2a_followers (
+    tenant         TEXT   NOT NULL,
+    task_id        TEXT   NOT NULL,
+    process        TEXT   NOT NULL,
+    expires_millis BIGINT NOT NULL,
+    PRIMARY KEY (tenant, task_id, process)
+);
+
 CREATE TABLE a2a_owners (
     id             TEXT   NOT NULL PRIMARY KEY,
     expires_millis BIGINT NOT NULL

@@ -50,6 +50,10 @@ impl EndsAt {
 const FIRST_POLL: Duration = Duration::from_millis(50);
 const MAX_POLL: Duration = Duration::from_secs(1);
 
+/// How long a follower's registration with the store lasts, and how often it is renewed.
+const FOLLOW_TTL: Duration = Duration::from_secs(30);
+const FOLLOW_RENEWAL: Duration = Duration::from_secs(10);
+
 impl RequestHandler {
     /// The task as it stands (its history cut to `history`), then its events until `ends_at`.
     pub(crate) async fn follow(
@@ -67,6 +71,7 @@ impl RequestHandler {
             phase: Phase::Idle(FIRST_POLL),
             ends_at,
             notices: None,
+            registered: None,
         };
         if let Some(live) = self.inner.registry.get(tenant, &following.last.id) {
             let (snapshot, events) = live.subscribe().await;
@@ -109,6 +114,8 @@ struct Following {
     ends_at: EndsAt,
     /// The store's notices, when it pushes them.
     notices: Option<broadcast::Receiver<Notice>>,
+    /// When this follower last told the store it follows the task (so writers notify it).
+    registered: Option<tokio::time::Instant>,
 }
 
 impl Following {
@@ -193,6 +200,7 @@ impl Following {
             }
             return;
         }
+        self.register().await;
         let changed = self.read_events().await;
         if changed || matches!(self.phase, Phase::Done) {
             self.phase = match self.phase {
@@ -236,6 +244,34 @@ impl Following {
             }
         }
         self.phase = Phase::Idle((delay * 2).min(MAX_POLL));
+    }
+
+    /// Tells the store this process follows the task, where writers notify followers, before
+    /// reading it: an event written after the registration is notified, one written before is
+    /// read.
+    async fn register(&mut self) {
+        let (Some(_), Some(coordination)) = (&self.notices, self.inner.store.coordination()) else {
+            return;
+        };
+        if self
+            .registered
+            .is_some_and(|at| at.elapsed() < FOLLOW_RENEWAL)
+        {
+            return;
+        }
+        let task = TaskRef {
+            tenant: self.tenant.clone(),
+            id: self.last.id.clone(),
+        };
+        match coordination
+            .follow(&task, &self.inner.owner, FOLLOW_TTL)
+            .await
+        {
+            Ok(()) => self.registered = Some(tokio::time::Instant::now()),
+            Err(error) => {
+                tracing::warn!(task_id = %task.id, %error, "could not register a follower")
+            }
+        }
     }
 
     /// Reads the store once; true when it showed a change.

@@ -771,7 +771,12 @@ impl EventSink {
         let settled = self.live.is_settled().await;
         if !settled {
             if let Err(error) = self.fail(reason).await {
-                tracing::warn!(task_id = %self.live.task_id, %error, "could not mark the task failed");
+                // Settled meanwhile by another hand (a cancel, a shutdown, a recovery): fine.
+                if self.live.is_settled().await {
+                    tracing::debug!(task_id = %self.live.task_id, %error, "the task settled before it could be marked failed");
+                } else {
+                    tracing::warn!(task_id = %self.live.task_id, %error, "could not mark the task failed");
+                }
             }
         }
     }

@@ -92,6 +92,11 @@ pub trait Coordination: Send + Sync {
     /// only one process takes each.
     async fn take_lapsed_leases(&self, limit: usize) -> Result<Vec<TaskRef>, StoreError>;
 
+    /// Records that `process` follows `task` from outside the process running it, for `ttl`:
+    /// where the store pushes notices, writers of the task then notify it of each event.
+    /// Followers renew it while they follow.
+    async fn follow(&self, task: &TaskRef, process: &str, ttl: Duration) -> Result<(), StoreError>;
+
     /// The events the task recorded after `generation`, oldest first. Events are kept for a
     /// while, not forever: a follower that finds a gap starts again from the task.
     async fn events_after(

@@ -9,8 +9,9 @@ use tokio::sync::broadcast;
 
 use crate::store::{Notice, TaskRef};
 
-/// The channel PostgreSQL notices travel on.
-pub(crate) const CHANNEL: &str = "a2a_notices";
+/// The channel PostgreSQL notices travel on is this prefix and the store's schema: channels are
+/// shared by the whole database, and deployments in other schemas have other tasks.
+pub(crate) const CHANNEL: &str = "a2a_notices ";
 
 /// PostgreSQL refuses a payload of 8 000 bytes or more; a longer one is not sent, and its
 /// followers find the event at their next look instead.
@@ -221,6 +222,29 @@ macro_rules! sql_coordination {
                 .await
                 .map_err($classify)?;
                 task_refs(&rows)
+            }
+
+            pub(crate) async fn follow(
+                &self,
+                task: &crate::store::TaskRef,
+                process: &str,
+                ttl: Duration,
+            ) -> Result<(), StoreError> {
+                let _turn = self.write_turn().await?;
+                sqlx::query(
+                    "INSERT INTO a2a_followers (tenant, task_id, process, expires_millis) \
+                     VALUES ($1, $2, $3, $4) \
+                     ON CONFLICT (tenant, task_id, process) \
+                       DO UPDATE SET expires_millis = excluded.expires_millis",
+                )
+                .bind(self.task_tenant(&task.tenant))
+                .bind(task.id.as_str())
+                .bind(process)
+                .bind(now_millis().saturating_add(millis(ttl)))
+                .execute(&self.pool)
+                .await
+                .map_err($classify)?;
+                Ok(())
             }
 
             pub(crate) async fn events_after(

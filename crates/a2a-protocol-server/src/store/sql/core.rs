@@ -5,7 +5,7 @@
 /// says the database takes one writer at a time (SQLite); `pushes` that it can push notices,
 /// which `announce` sends inside a write's transaction (PostgreSQL's `pg_notify`).
 macro_rules! sql_core {
-    ($db:ty, $pool:ty, $classify:path, migrations: $migrations:literal, one_writer: $one_writer:expr, pushes: $pushes:expr, announce: $announce:path) => {
+    ($db:ty, $pool:ty, $classify:path, migrations: $migrations:literal, one_writer: $one_writer:expr, pushes: $pushes:expr, announce: $announce:path, one_statement: $one_statement:path) => {
         use std::sync::Arc;
         use std::time::Duration;
 
@@ -224,10 +224,19 @@ macro_rules! sql_core {
                 Ok(())
             }
 
+            /// One change: in one statement where the driver can ($one_statement answers
+            /// `None` where it cannot), else in one transaction.
+            pub(crate) async fn write(&self, write: &TaskWrite<'_>) -> Result<WriteOutcome, StoreError> {
+                if let Some(outcome) = $one_statement(self, write).await? {
+                    return Ok(outcome);
+                }
+                self.write_in_transaction(write).await
+            }
+
             /// One change, in one transaction: the key (if any), the head over the expected
             /// revision, the new messages and the event. Anything that does not hold rolls it
             /// all back.
-            pub(crate) async fn write(&self, write: &TaskWrite<'_>) -> Result<WriteOutcome, StoreError> {
+            async fn write_in_transaction(&self, write: &TaskWrite<'_>) -> Result<WriteOutcome, StoreError> {
                 let tenant = self.task_tenant(write.tenant);
                 let task = &**write.task;
                 let head = encode_head(task)?;
@@ -541,6 +550,13 @@ macro_rules! sql_core {
                     .map_err($classify)?
                     .rows_affected();
                     if deleted < u64::from(policy.batch_size) {
+                        drop(_turn);
+                        let _turn = self.write_turn().await?;
+                        sqlx::query("DELETE FROM a2a_followers WHERE expires_millis < $1")
+                            .bind(now_millis())
+                            .execute(&self.pool)
+                            .await
+                            .map_err($classify)?;
                         return Ok(true);
                     }
                 }
@@ -604,7 +620,7 @@ macro_rules! sql_core {
         }
 
         /// Who holds the claim's key, if anyone does.
-        async fn held_key<'e, E>(executor: E, claim: &KeyClaim) -> Result<Option<ClaimOutcome>, StoreError>
+        pub(crate) async fn held_key<'e, E>(executor: E, claim: &KeyClaim) -> Result<Option<ClaimOutcome>, StoreError>
         where
             E: sqlx::Executor<'e, Database = $db>,
         {

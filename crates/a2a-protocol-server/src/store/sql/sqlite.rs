@@ -46,6 +46,15 @@ fn notices(
 /// such a query in microseconds.
 const POLL_INTERVAL: std::time::Duration = std::time::Duration::from_millis(100);
 
+/// SQLite writes in a transaction: its statements cost no round trips, and it has no
+/// statements that change several tables at once.
+async fn no_single_statement(
+    _core: &statements::SqlCore,
+    _write: &crate::store::TaskWrite<'_>,
+) -> Result<Option<crate::store::WriteOutcome>, StoreError> {
+    Ok(None)
+}
+
 mod statements {
     crate::store::sql::sql_core!(
         sqlx::Sqlite,
@@ -54,7 +63,8 @@ mod statements {
         migrations: "./migrations/sqlite",
         one_writer: true,
         pushes: false,
-        announce: super::announce
+        announce: super::announce,
+        one_statement: super::no_single_statement
     );
     crate::store::sql::sql_coordination!(sqlx::Sqlite, super::classify, announce: super::announce);
 }

@@ -243,6 +243,15 @@ macro_rules! sql_store {
                 self.core.take_lapsed_leases(limit).await
             }
 
+            async fn follow(
+                &self,
+                task: &crate::store::TaskRef,
+                process: &str,
+                ttl: std::time::Duration,
+            ) -> Result<(), crate::store::StoreError> {
+                self.core.follow(task, process, ttl).await
+            }
+
             async fn events_after(
                 &self,
                 task: &crate::store::TaskRef,

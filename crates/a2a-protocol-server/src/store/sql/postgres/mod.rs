@@ -9,6 +9,8 @@ use sqlx::postgres::{PgConnectOptions, PgConnection, PgListener, PgPool, PgPoolO
 use tokio::sync::broadcast;
 
 use super::coordinate::{CHANNEL, NoticeHub, decode_notice};
+
+mod one_statement;
 use super::{SqlStoreOptions, sql_store};
 use crate::store::{Notice, StoreError};
 
@@ -32,12 +34,13 @@ fn classify(error: sqlx::Error) -> StoreError {
     }
 }
 
-/// Sends a notice when the transaction commits, to every process listening on [`CHANNEL`].
+/// Sends a notice when the transaction commits, to every process listening on the channel of
+/// the store's schema.
 async fn announce(
     tx: &mut sqlx::Transaction<'_, sqlx::Postgres>,
     payload: &str,
 ) -> Result<(), sqlx::Error> {
-    sqlx::query("SELECT pg_notify($1, $2)")
+    sqlx::query("SELECT pg_notify($1 || current_schema(), $2)")
         .bind(CHANNEL)
         .bind(payload)
         .execute(&mut **tx)
@@ -60,12 +63,16 @@ fn notices(core: &statements::SqlCore) -> Option<broadcast::Receiver<Notice>> {
 /// listening connection that broke and came back misses what was sent meanwhile).
 const POLL_INTERVAL: Duration = Duration::from_secs(1);
 
-/// Listens on [`CHANNEL`] for as long as the store lives, reconnecting after a failure.
+/// Listens on the channel of the store's schema for as long as the store lives, reconnecting
+/// after a failure.
 async fn listen(pool: PgPool, hub: Weak<NoticeHub>) {
     loop {
         let listener = async {
             let mut listener = PgListener::connect_with(&pool).await?;
-            listener.listen(CHANNEL).await?;
+            let schema: String = sqlx::query_scalar("SELECT current_schema()")
+                .fetch_one(&mut listener)
+                .await?;
+            listener.listen(&format!("{CHANNEL}{schema}")).await?;
             Ok::<_, sqlx::Error>(listener)
         };
         let mut listener = match listener.await {
@@ -111,7 +118,8 @@ mod statements {
         migrations: "./migrations/postgres",
         one_writer: false,
         pushes: true,
-        announce: super::announce
+        announce: super::announce,
+        one_statement: super::one_statement::write
     );
     crate::store::sql::sql_coordination!(sqlx::Postgres, super::classify, announce: super::announce);
 }
