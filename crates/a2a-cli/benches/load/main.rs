@@ -8,6 +8,8 @@
 //! 100 000 and after 1 000 000 sends, and what 100 000 held idempotency keys cost; and what a
 //! follow-up costs on a task 1 000 turns long, on SQLite and PostgreSQL.
 //!
+//! `A2A_BENCH_ONLY=follow-ups` measures the follow-ups alone.
+//!
 //! `A2A_BENCH_BASELINE` names an earlier build of `a2a`: its keyed JSON-RPC sends on SQLite and
 //! PostgreSQL are measured in the same rounds, as the "before" of a change.
 //!
@@ -212,11 +214,10 @@ fn main() {
             }
         }
     }
-    if !only.is_empty() {
+    let follow_ups_only = only.split(',').any(|part| part == "follow-ups");
+    if !only.is_empty() && !follow_ups_only {
         return;
     }
-    let memory = runtime.block_on(memory_runs(&settings));
-    eprintln!("{memory:?}");
     let turns = if settings.quick {
         40
     } else {
@@ -229,6 +230,11 @@ fn main() {
         eprintln!("{cost:?}");
         follow_ups.push(cost);
     }
+    if follow_ups_only {
+        return;
+    }
+    let memory = runtime.block_on(memory_runs(&settings));
+    eprintln!("{memory:?}");
     let dir = servers::workspace().join("benches/results");
     std::fs::create_dir_all(&dir).expect("benches/results");
     std::fs::write(

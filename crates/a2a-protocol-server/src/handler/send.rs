@@ -17,7 +17,7 @@ use super::{CallContext, EventStream, RequestHandler, busy, validate};
 use crate::executor::RequestContext;
 use crate::runtime::direct_reply;
 use crate::runtime::{BudgetState, LiveTask, SharedEvent, await_settled, follow_live};
-use crate::store::{KeyClaim, KeyScope, TaskWrite, WriteOutcome};
+use crate::store::{KeyClaim, KeyScope, Loaded, StoredTask, TaskWrite, WriteOutcome};
 
 /// How many times a follow-up reads its task again after another process wrote it first.
 const FOLLOW_UP_ATTEMPTS: usize = 3;
@@ -257,10 +257,7 @@ impl RequestHandler {
         } = request;
         let store = &self.inner.store;
         for _ in 0..FOLLOW_UP_ATTEMPTS {
-            let stored = store
-                .load(&tenant, &id)
-                .await?
-                .ok_or_else(|| A2aError::task_not_found(id.as_str()))?;
+            let current = self.current(&tenant, &id).await?;
             // A retry is a replay even when the first attempt drove the task terminal.
             if let Some(claim) = &claim {
                 if let Some(held) = self.inner.idempotency.holder(claim).await? {
@@ -272,7 +269,7 @@ impl RequestHandler {
             if message
                 .context_id
                 .as_ref()
-                .is_some_and(|c| *c != stored.task.context_id)
+                .is_some_and(|c| *c != current.task.context_id)
             {
                 return Err(A2aError::invalid_params(
                     "message.contextId differs from the context of the task named by \
@@ -280,15 +277,15 @@ impl RequestHandler {
                 )
                 .with_field_violation("message.contextId", "does not match the task's context"));
             }
-            if stored.task.status.state.is_terminal() {
+            if current.task.status.state.is_terminal() {
                 return Err(A2aError::unsupported_operation(format!(
                     "task {} is {} and accepts no more messages; start a new task (reuse its \
                      contextId to continue the conversation)",
-                    stored.task.id, stored.task.status.state
+                    current.task.id, current.task.status.state
                 )));
             }
-            let busy_elsewhere = stored.owner_alive
-                && stored
+            let busy_elsewhere = current.owner_alive
+                && current
                     .owner
                     .as_deref()
                     .is_some_and(|o| Some(o) != self.owner());
@@ -296,13 +293,16 @@ impl RequestHandler {
                 .then(|| {
                     self.inner.registry.try_begin_exclusive(
                         &tenant,
-                        &Arc::new(stored.task.clone()),
-                        stored.revision,
+                        &current.task,
+                        current.revision,
                     )
                 })
                 .flatten()
-                .ok_or_else(|| busy(&stored.task.id))?;
-            message.context_id = Some(stored.task.context_id.clone());
+                .ok_or_else(|| busy(&current.task.id))?;
+            // What the agent gets; the live state keeps the shared version.
+            let stored = Task::clone(&current.task);
+            drop(current);
+            message.context_id = Some(stored.context_id.clone());
             let written = async {
                 let mut state = live.state.lock().await;
                 let mut draft = state.draft();
@@ -330,15 +330,7 @@ impl RequestHandler {
                         self.inner.idempotency.claimed();
                     }
                     let turn = self
-                        .launch(
-                            live,
-                            tenant,
-                            message,
-                            Some(stored.task),
-                            ctx,
-                            streaming,
-                            false,
-                        )
+                        .launch(live, tenant, message, Some(stored), ctx, streaming, false)
                         .await;
                     return Ok(Started::Turn(Box::new(turn)));
                 }
@@ -360,6 +352,24 @@ impl RequestHandler {
             }
         }
         Err(busy(&id))
+    }
+
+    /// The task as it stands, from what this process kept of it when the store has not moved
+    /// past that (no long history read again), else from the store.
+    async fn current(&self, tenant: &str, id: &TaskId) -> Result<Current, A2aError> {
+        let store = &self.inner.store;
+        if let Some((kept, revision)) = self.inner.registry.take_recent(tenant, id) {
+            match store.load_if_changed(tenant, id, revision).await? {
+                Loaded::Missing => return Err(A2aError::task_not_found(id.as_str())),
+                Loaded::Unchanged(facts) => return Ok(Current::from_facts(kept, facts)),
+                Loaded::Changed(stored) => return Ok(Current::from(stored)),
+            }
+        }
+        store
+            .load(tenant, id)
+            .await?
+            .map(Current::from)
+            .ok_or_else(|| A2aError::task_not_found(id.as_str()))
     }
 
     /// Starts the agent's turn on a live task whose message is recorded.
@@ -480,6 +490,43 @@ impl RequestHandler {
     }
 }
 
+/// A task as a follow-up finds it: the task, shared, and its turn.
+struct Current {
+    task: Arc<Task>,
+    revision: u64,
+    owner: Option<String>,
+    owner_alive: bool,
+}
+
+impl Current {
+    fn from_facts(task: Arc<Task>, facts: StoredTask) -> Self {
+        Self {
+            task,
+            revision: facts.revision,
+            owner: facts.owner,
+            owner_alive: facts.owner_alive,
+        }
+    }
+}
+
+impl From<StoredTask> for Current {
+    fn from(stored: StoredTask) -> Self {
+        let StoredTask {
+            task,
+            revision,
+            owner,
+            owner_alive,
+            ..
+        } = stored;
+        Self {
+            task: Arc::new(task),
+            revision,
+            owner,
+            owner_alive,
+        }
+    }
+}
+
 /// What a send answers: a task (shared with the live state or the store, not copied) or a
 /// direct reply. Serializes exactly as [`SendMessageResponse`] does.
 pub(crate) enum SendAnswer {
@@ -492,8 +539,10 @@ impl SendAnswer {
     fn task(task: Arc<Task>, history: Option<usize>) -> Self {
         match history {
             Some(n) if n < task.history.len() => {
-                let mut cut = Task::clone(&task);
-                cut.truncate_history(Some(n));
+                // The task without its history, then the messages kept: a long history is
+                // never copied to be cut.
+                let mut cut = crate::store::head_of(&task);
+                cut.history = task.history[task.history.len() - n..].to_vec();
                 SendAnswer::Task(Arc::new(cut))
             }
             _ => SendAnswer::Task(task),

@@ -10,11 +10,18 @@ use tokio::sync::{Mutex as AsyncMutex, Notify, broadcast};
 use tokio_util::sync::CancellationToken;
 
 use super::refresh::refresh;
+use crate::store::head_of;
 
 use crate::TaskIdHasher;
 
 /// One tenant's live tasks.
 type TenantTasks = HashMap<TaskId, Arc<LiveTask>, TaskIdHasher>;
+
+/// How many tasks whose turn ended are kept, as last written, for their next follow-up.
+const RECENT_TASKS: usize = 256;
+
+/// Tasks kept after their turn ended, by tenant and id, with the revision they were written at.
+type RecentTasks = hashlink::LinkedHashMap<(String, TaskId), (Arc<Task>, u64)>;
 
 /// Events a stream may fall behind by before it is sent a fresh snapshot instead. Events are
 /// shared (`Arc`), so a slot costs a pointer; tasks emit a handful of events a turn.
@@ -32,14 +39,24 @@ pub(crate) struct LiveState {
     pub(crate) events: Option<broadcast::Sender<SharedEvent>>,
     /// The version before `task`, kept to become the next draft once nothing else holds it.
     spare: Option<Arc<Task>>,
+    /// The draft out now has `task`'s history, lent rather than copied.
+    history_lent: bool,
 }
 
 impl LiveState {
     /// A private copy of the task to change and then [`commit`](Self::commit) or
     /// [`discard`](Self::discard). Changing a copy means a refused change or a failed save
-    /// leaves the task as it was. The copy is the previous version, refreshed, when nothing
-    /// holds it any more (the store has moved on to the current one); otherwise a fresh copy.
+    /// leaves the task as it was. When nothing else holds the current version, the copy
+    /// borrows its history (given back on discard), so an event costs the same however long
+    /// the history. Otherwise the copy is the previous version, refreshed, when nothing holds
+    /// it any more (the store has moved on to the current one); or else a fresh copy.
     pub(crate) fn draft(&mut self) -> Arc<Task> {
+        if let Some(current) = Arc::get_mut(&mut self.task) {
+            let mut draft = head_of(current);
+            draft.history = std::mem::take(&mut current.history);
+            self.history_lent = true;
+            return Arc::new(draft);
+        }
         if let Some(mut spare) = self.spare.take() {
             if let Some(copy) = Arc::get_mut(&mut spare) {
                 refresh(copy, &self.task);
@@ -51,16 +68,26 @@ impl LiveState {
 
     /// Makes a saved draft the current task.
     pub(crate) fn commit(&mut self, draft: Arc<Task>) {
+        self.history_lent = false;
         self.spare = Some(std::mem::replace(&mut self.task, draft));
     }
 
-    /// Puts back a draft that was not saved; the next draft refreshes it in full.
-    pub(crate) fn discard(&mut self, draft: Arc<Task>) {
+    /// Puts back a draft that was not saved (and the history it borrowed); the next draft
+    /// refreshes it in full.
+    pub(crate) fn discard(&mut self, mut draft: Arc<Task>) {
+        if std::mem::take(&mut self.history_lent) {
+            let lent = match Arc::get_mut(&mut draft) {
+                Some(draft) => std::mem::take(&mut draft.history),
+                None => draft.history.clone(),
+            };
+            Arc::make_mut(&mut self.task).history = lent;
+        }
         self.spare = Some(draft);
     }
 
     /// Takes the task as another writer left it in the store.
     pub(crate) fn adopt(&mut self, task: Task, revision: u64) {
+        self.history_lent = false;
         self.spare = Some(std::mem::replace(&mut self.task, Arc::new(task)));
         self.revision = revision;
     }
@@ -130,6 +157,7 @@ fn new_live(tenant: &str, task: &Arc<Task>, revision: u64) -> Arc<LiveTask> {
             revision,
             events: Some(events),
             spare: None,
+            history_lent: false,
         }),
         cancel: CancellationToken::new(),
         canceling: std::sync::atomic::AtomicBool::new(false),
@@ -146,6 +174,10 @@ pub(crate) struct Registry {
     became_live: Notify,
     /// Woken whenever a task stops being live, for a shutdown waiting for turns to end.
     went_idle: Notify,
+    /// Tasks whose turn ended here lately, with the revision they were written at: a
+    /// follow-up that finds the store still at that revision takes the task from here
+    /// instead of reading its whole history again.
+    recent: Mutex<RecentTasks>,
 }
 
 impl Registry {
@@ -213,6 +245,13 @@ impl Registry {
         }
     }
 
+    /// Takes the task as this process last wrote it, and the revision, if it ended a turn
+    /// here lately. (Taken, not copied: the turn that takes it is then its only holder, and
+    /// lends its history to each change instead of copying it.)
+    pub(crate) fn take_recent(&self, tenant: &str, id: &TaskId) -> Option<(Arc<Task>, u64)> {
+        lock(&self.recent).remove(&(tenant.to_owned(), id.clone()))
+    }
+
     /// The task's live state, if a turn is in progress.
     pub(crate) fn get(&self, tenant: &str, id: &TaskId) -> Option<Arc<LiveTask>> {
         lock(&self.live)
@@ -239,7 +278,16 @@ impl Registry {
             last
         };
         if last {
-            task.state.lock().await.events = None;
+            let mut state = task.state.lock().await;
+            state.events = None;
+            let kept = (Arc::clone(&state.task), state.revision);
+            drop(state);
+            let mut recent = lock(&self.recent);
+            recent.insert((task.tenant.clone(), task.task_id.clone()), kept);
+            while recent.len() > RECENT_TASKS {
+                recent.pop_front();
+            }
+            drop(recent);
             self.went_idle.notify_waiters();
         }
     }

@@ -145,6 +145,15 @@ impl TaskStore for InMemoryTaskStore {
         self.shard().write(write)
     }
 
+    async fn load_if_changed(
+        &self,
+        _tenant: &str,
+        id: &TaskId,
+        revision: u64,
+    ) -> Result<super::Loaded, StoreError> {
+        Ok(self.shard().load_if_changed(id, revision))
+    }
+
     fn supports_idempotency(&self) -> bool {
         true
     }

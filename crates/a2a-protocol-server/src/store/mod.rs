@@ -41,7 +41,8 @@ pub use sql::postgres::{PostgresTaskStore, TenantAwarePostgresTaskStore};
 #[cfg(feature = "sqlite")]
 pub use sql::sqlite::{SqliteTaskStore, TenantAwareSqliteTaskStore};
 pub use tenant::TenantAwareInMemoryTaskStore;
-pub use write::{StoredTask, TaskWrite, WriteOutcome};
+pub(crate) use write::head_of;
+pub use write::{Loaded, StoredTask, TaskWrite, WriteOutcome};
 
 /// Whom an idempotency key belongs to: the tenant, and the authenticated caller when known.
 ///
@@ -344,6 +345,36 @@ pub trait TaskStore: Send + Sync + 'static {
             .get(tenant, id)
             .await?
             .map(|task| StoredTask::new(task, 0)))
+    }
+
+    /// The task, unless it is still at `revision`: then only what a caller holding that
+    /// revision does not have (everything but the history), so a process that keeps a task it
+    /// just worked on does not read a long history again. The default loads it whole.
+    ///
+    /// ```
+    /// use a2a_protocol_server::store::{InMemoryTaskStore, Loaded, TaskStore};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let loaded = InMemoryTaskStore::new().load_if_changed("", &"missing".into(), 3).await?;
+    /// assert_eq!(loaded, Loaded::Missing);
+    /// # Ok(())
+    /// # }
+    /// ```
+    async fn load_if_changed(
+        &self,
+        tenant: &str,
+        id: &TaskId,
+        revision: u64,
+    ) -> Result<Loaded, StoreError> {
+        Ok(match self.load(tenant, id).await? {
+            None => Loaded::Missing,
+            Some(mut stored) if stored.revision == revision => {
+                stored.task.history.clear();
+                Loaded::Unchanged(stored)
+            }
+            Some(stored) => Loaded::Changed(stored),
+        })
     }
 
     /// Writes one change to a task: created when [`TaskWrite::expected`] is `None`, else only

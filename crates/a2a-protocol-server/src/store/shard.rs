@@ -56,6 +56,19 @@ impl Shard {
             .map(|(task, revision)| StoredTask::new(Task::clone(task), *revision))
     }
 
+    /// The task unless it is still at `revision` (see [`super::Loaded`]).
+    pub(crate) fn load_if_changed(&self, id: &TaskId, revision: u64) -> super::Loaded {
+        match self.tasks.get(id) {
+            None => super::Loaded::Missing,
+            Some((task, current)) if *current == revision => {
+                super::Loaded::Unchanged(StoredTask::new(super::write::head_of(task), revision))
+            }
+            Some((task, current)) => {
+                super::Loaded::Changed(StoredTask::new(Task::clone(task), *current))
+            }
+        }
+    }
+
     /// A versioned write, with its key claimed in the same step (see [`TaskWrite`]).
     pub(crate) fn write(&mut self, write: &TaskWrite<'_>) -> Result<WriteOutcome, StoreError> {
         let current = self

@@ -146,6 +146,17 @@ impl TaskStore for TenantAwareInMemoryTaskStore {
         lock(&self.shard(write.tenant)).write(write)
     }
 
+    async fn load_if_changed(
+        &self,
+        tenant: &str,
+        id: &TaskId,
+        revision: u64,
+    ) -> Result<super::Loaded, StoreError> {
+        Ok(self.existing(tenant).map_or(super::Loaded::Missing, |s| {
+            lock(&s).load_if_changed(id, revision)
+        }))
+    }
+
     fn supports_idempotency(&self) -> bool {
         true
     }

@@ -261,3 +261,53 @@ pub enum WriteOutcome {
     /// ([`ClaimOutcome::Replay`]) or another ([`ClaimOutcome::Conflict`]).
     KeyHeld(ClaimOutcome),
 }
+
+/// What [`TaskStore::load_if_changed`](super::TaskStore::load_if_changed) found.
+///
+/// ```
+/// use a2a_protocol_server::store::{InMemoryTaskStore, Loaded, TaskStore, TaskWrite};
+/// use a2a_protocol_types::{Task, TaskState, TaskStatus};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let store = InMemoryTaskStore::new();
+/// let task = std::sync::Arc::new(Task::new("t-1", "c-1", TaskStatus::new(TaskState::Working)));
+/// store.write(&TaskWrite::create("", &task)).await?;
+/// assert!(matches!(store.load_if_changed("", &task.id, 1).await?, Loaded::Unchanged(_)));
+/// assert!(matches!(store.load_if_changed("", &task.id, 0).await?, Loaded::Changed(_)));
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub enum Loaded {
+    /// No such task.
+    Missing,
+    /// Still at the revision the caller holds. The task is given without its history, which
+    /// the caller has; the rest is current.
+    Unchanged(StoredTask),
+    /// Changed since: the whole task.
+    Changed(StoredTask),
+}
+
+/// The task without its history, copied field by field so the history is never copied.
+pub(crate) fn head_of(task: &Task) -> Task {
+    // Destructured in full, so a field added to `Task` cannot be forgotten here.
+    let Task {
+        id,
+        context_id,
+        status,
+        artifacts,
+        history: _,
+        metadata,
+        generation,
+    } = task;
+    Task {
+        id: id.clone(),
+        context_id: context_id.clone(),
+        status: status.clone(),
+        artifacts: artifacts.clone(),
+        history: Vec::new(),
+        metadata: metadata.clone(),
+        generation: *generation,
+    }
+}

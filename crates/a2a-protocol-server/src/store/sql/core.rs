@@ -138,6 +138,33 @@ macro_rules! sql_core {
             /// history one ahead of the revision, so a write over that revision fails and its
             /// writer reads again; it never writes over history it has not seen.
             pub(crate) async fn load(&self, tenant: &str, id: &TaskId) -> Result<Option<StoredTask>, StoreError> {
+                let Some(mut stored) = self.head(tenant, id).await? else {
+                    return Ok(None);
+                };
+                stored.task.history = self.history(self.task_tenant(tenant), id.as_str()).await?;
+                Ok(Some(stored))
+            }
+
+            /// The task whole, unless its head is still at `revision`.
+            pub(crate) async fn load_if_changed(
+                &self,
+                tenant: &str,
+                id: &TaskId,
+                revision: u64,
+            ) -> Result<crate::store::Loaded, StoreError> {
+                use crate::store::Loaded;
+                let Some(mut stored) = self.head(tenant, id).await? else {
+                    return Ok(Loaded::Missing);
+                };
+                if stored.revision == revision {
+                    return Ok(Loaded::Unchanged(stored));
+                }
+                stored.task.history = self.history(self.task_tenant(tenant), id.as_str()).await?;
+                Ok(Loaded::Changed(stored))
+            }
+
+            /// The task without its history, with its revision and turn.
+            async fn head(&self, tenant: &str, id: &TaskId) -> Result<Option<StoredTask>, StoreError> {
                 let tenant = self.task_tenant(tenant);
                 let Some(row) = sqlx::query(
                     "SELECT t.body, t.generation, t.revision, t.owner, t.cancel_requested, \
@@ -153,7 +180,7 @@ macro_rules! sql_core {
                 else {
                     return Ok(None);
                 };
-                let mut task = decode_head(
+                let task = decode_head(
                     &row.try_get::<String, _>(0).map_err($classify)?,
                     row.try_get(1).map_err($classify)?,
                 )?;
@@ -162,7 +189,6 @@ macro_rules! sql_core {
                 let cancel_requested: bool = row.try_get(4).map_err($classify)?;
                 let recoveries: i32 = row.try_get(5).map_err($classify)?;
                 let owner_expires: Option<i64> = row.try_get(6).map_err($classify)?;
-                task.history = self.history(tenant, id.as_str()).await?;
                 let mut stored = StoredTask::new(task, u64::try_from(revision).unwrap_or(0));
                 stored.owner_alive = owner_expires.is_some_and(|at| at > now_millis());
                 stored.owner = owner;

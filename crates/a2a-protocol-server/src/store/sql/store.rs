@@ -145,6 +145,15 @@ macro_rules! sql_store {
                 self.core.load(tenant, id).await
             }
 
+            async fn load_if_changed(
+                &self,
+                tenant: &str,
+                id: &a2a_protocol_types::TaskId,
+                revision: u64,
+            ) -> Result<crate::store::Loaded, crate::store::StoreError> {
+                self.core.load_if_changed(tenant, id, revision).await
+            }
+
             async fn write(
                 &self,
                 write: &crate::store::TaskWrite<'_>,
