@@ -425,3 +425,51 @@ async fn a_retry_racing_a_stalled_write_gets_a_retryable_answer_never_not_found(
         .await
         .expect("drop schema");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_ends_the_server_though_a_client_trickles_and_a_retry_waits() {
+    use tokio::io::AsyncWriteExt;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let url = format!("sqlite://{}", dir.path().join("term.db").display());
+    let server = Server::start(
+        &url,
+        &["--agent", "slow-echo", "--work", "1m", "--drain", "1s"],
+    );
+    // A client that sends its request a byte at a time and never finishes it.
+    let mut trickle = tokio::net::TcpStream::connect(server.addr())
+        .await
+        .expect("connect");
+    trickle
+        .write_all(b"POST /message:send HTTP/1.1\r\nHost: x\r\nContent-Le")
+        .await
+        .expect("a first byte");
+    // A blocking send, and a blocking retry of it, both waiting on a minute of work.
+    let key = a2a_protocol_types::idempotency::generate_key();
+    let mut keyed = message("m-waiting", "wait");
+    keyed["metadata"] = json!({"a2a-rust.com/idempotency-key": key});
+    let params = json!({"message": keyed});
+    let waiting: Vec<_> = (0..2)
+        .map(|i| {
+            let (base, params) = (server.base.clone(), params.clone());
+            tokio::spawn(async move {
+                if i == 1 {
+                    tokio::time::sleep(Duration::from_millis(300)).await;
+                }
+                rpc(&base, "SendMessage", params, &[]).await
+            })
+        })
+        .collect();
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    let clean = tokio::task::spawn_blocking(move || server.terminate())
+        .await
+        .expect("joined");
+    assert!(clean, "SIGTERM is a clean stop, trickling client or not");
+    for answer in waiting {
+        let answer = answer.await.expect("joined");
+        assert_eq!(
+            answer["result"]["task"]["status"]["state"], "TASK_STATE_FAILED",
+            "the waiting sends got the settled task: {answer}"
+        );
+    }
+    drop(trickle);
+}

@@ -74,10 +74,11 @@ impl Shard {
         let current = self
             .tasks
             .get(&write.task.id)
-            .map(|(_, revision)| *revision);
+            .map(|(task, revision)| (*revision, task.status.state.is_terminal()));
+        // A terminal task is never written over.
         let revision = match (write.expected, current) {
             (None, None) => 1,
-            (Some(expected), Some(current)) if expected == current => current + 1,
+            (Some(expected), Some((current, false))) if expected == current => current + 1,
             _ => return Ok(WriteOutcome::Stale),
         };
         if current.is_none() {

@@ -254,8 +254,9 @@ impl<'a> TaskWrite<'a> {
 pub enum WriteOutcome {
     /// Written; the task is now at the next revision.
     Written,
-    /// Nothing was written: the task moved past the expected revision (or, when creating,
-    /// exists already). Read it again and decide anew.
+    /// Nothing was written: the task moved past the expected revision, is terminal (a
+    /// terminal task is never written over), or, when creating, exists already. Read it
+    /// again and decide anew.
     Stale,
     /// Nothing was written: the write's idempotency key is held, by this message
     /// ([`ClaimOutcome::Replay`]) or another ([`ClaimOutcome::Conflict`]).

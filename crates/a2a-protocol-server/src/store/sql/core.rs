@@ -289,7 +289,7 @@ macro_rules! sql_core {
                            context_id = $3, state = $4, status_millis = $5, updated_millis = $6, \
                            terminal = $7, body = $8, generation = $9, owner = $10, \
                            recoveries = COALESCE($11, recoveries), revision = revision + 1 \
-                         WHERE tenant = $1 AND id = $2 AND revision = $12",
+                         WHERE tenant = $1 AND id = $2 AND revision = $12 AND terminal = FALSE",
                     ),
                 }
                 .bind(tenant)
