@@ -293,7 +293,9 @@ async fn memory_runs(settings: &Settings) -> MemoryRuns {
     runs
 }
 
-/// A fresh PostgreSQL schema for each PostgreSQL server, so no run sees another's rows.
+/// A fresh PostgreSQL schema for each PostgreSQL server, so no run sees another's rows, in a
+/// database at rest: the previous runs' schemas are dropped and their writes checkpointed, so
+/// a configuration does not pay for the one before it.
 async fn fresh_schema(url: &str, kind: &Kind) -> String {
     if !matches!(kind, Kind::Ours("postgres") | Kind::Baseline("postgres")) {
         return String::new();
@@ -302,6 +304,19 @@ async fn fresh_schema(url: &str, kind: &Kind) -> String {
     let admin = sqlx::PgPool::connect(url)
         .await
         .expect("PostgreSQL is reachable (set A2A_BENCH_POSTGRES_URL)");
+    let old: Vec<String> = sqlx::query_scalar(
+        "SELECT nspname::text FROM pg_namespace WHERE nspname LIKE 'a2a\\_bench\\_%'",
+    )
+    .fetch_all(&admin)
+    .await
+    .expect("the schemas");
+    for schema in old {
+        admin
+            .execute(format!("DROP SCHEMA {schema} CASCADE").as_str())
+            .await
+            .expect("drop an old schema");
+    }
+    admin.execute("CHECKPOINT").await.expect("a checkpoint");
     let schema = format!("a2a_bench_{}", uuid::Uuid::new_v4().simple());
     admin
         .execute(format!("CREATE SCHEMA {schema}").as_str())

@@ -7,7 +7,9 @@
 -- owner:      the server process running the task's current turn (NULL between turns); a turn
 --             whose owner's heartbeat in a2a_owners lapsed is orphaned, and recovery settles it.
 -- History moves out of the task body into a2a_task_messages, so an event writes one message
--- at most instead of the whole history.
+-- at most instead of the whole history. updated_millis is written when a task is created and
+-- when it becomes terminal (retention ages terminal tasks on it), not on every event, so an
+-- event that changes no indexed column (an artifact) changes no index.
 
 ALTER TABLE a2a_tasks ADD COLUMN revision BIGINT NOT NULL DEFAULT 1;
 ALTER TABLE a2a_tasks ADD COLUMN generation BIGINT NOT NULL DEFAULT 1;
@@ -62,7 +64,7 @@ CREATE TABLE a2a_owners (
     expires_millis BIGINT NOT NULL
 );
 
-CREATE INDEX a2a_tasks_by_owner ON a2a_tasks (owner) WHERE owner IS NOT NULL;
+CREATE INDEX a2a_tasks_by_owner ON a2a_tasks (owner, id) WHERE owner IS NOT NULL;
 CREATE INDEX a2a_tasks_by_lease ON a2a_tasks (lease_deadline_millis)
     WHERE lease_deadline_millis IS NOT NULL;
 

@@ -286,7 +286,8 @@ macro_rules! sql_core {
                     ),
                     Some(_) => sqlx::query(
                         "UPDATE a2a_tasks SET \
-                           context_id = $3, state = $4, status_millis = $5, updated_millis = $6, \
+                           context_id = $3, state = $4, status_millis = $5,
+                           updated_millis = CASE WHEN $7 THEN $6 ELSE updated_millis END, \
                            terminal = $7, body = $8, generation = $9, owner = $10, \
                            recoveries = COALESCE($11, recoveries), revision = revision + 1 \
                          WHERE tenant = $1 AND id = $2 AND revision = $12 AND terminal = FALSE",
