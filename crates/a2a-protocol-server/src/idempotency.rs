@@ -2,7 +2,7 @@
 //!
 //! Every binding, unary and streaming, admits a send through this module; stores implement
 //! only the storage half: a key taken in the same write that records its message
-//! ([`TaskStore::write`](crate::store::TaskStore::write)), or, for a store that keeps the
+//! ([`TaskStore::write`]), or, for a store that keeps the
 //! default, [`TaskStore::claim_idempotency_key`] and [`TaskStore::release_idempotency_key`].
 //! Nothing else decides an outcome.
 //!
