@@ -17,8 +17,8 @@ use futures::StreamExt;
 
 const BINDINGS: [Binding; 2] = [Binding::JsonRpc, Binding::HttpJson];
 
-#[tokio::test]
-async fn every_request_carries_the_version_extensions_headers_and_auth() {
+/// A server that keeps the headers of every request it gets; its URL and those headers.
+async fn serve_recording_headers() -> (String, Arc<Mutex<Vec<http::HeaderMap>>>) {
     let seen: Arc<Mutex<Vec<http::HeaderMap>>> = Arc::default();
     let recorder = Arc::clone(&seen);
     let resolver: a2a_protocol_server::CallerResolver =
@@ -36,6 +36,12 @@ async fn every_request_carries_the_version_extensions_headers_and_auth() {
     let server = A2aServer::new(RequestHandler::builder(CountingAgent::default()).build())
         .with_config(ServerConfig::default().with_caller_resolver(resolver));
     tokio::spawn(server.serve(listener, std::future::pending()));
+    (url, seen)
+}
+
+#[tokio::test]
+async fn every_request_carries_the_version_extensions_headers_and_auth() {
+    let (url, seen) = serve_recording_headers().await;
     for binding in BINDINGS {
         let client = ClientBuilder::new(&url)
             .with_binding(binding)
@@ -277,23 +283,7 @@ async fn a_refused_connection_is_retried_for_reads_sends_and_streams() {
 
 #[tokio::test]
 async fn an_http_json_post_carries_exactly_one_content_type() {
-    let seen: Arc<Mutex<Vec<http::HeaderMap>>> = Arc::default();
-    let recorder = Arc::clone(&seen);
-    let resolver: a2a_protocol_server::CallerResolver =
-        Arc::new(move |headers: &http::HeaderMap| {
-            recorder
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .push(headers.clone());
-            None::<CallerIdentity>
-        });
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let url = format!("http://{}", listener.local_addr().expect("addr"));
-    let server = A2aServer::new(RequestHandler::builder(CountingAgent::default()).build())
-        .with_config(ServerConfig::default().with_caller_resolver(resolver));
-    tokio::spawn(server.serve(listener, std::future::pending()));
+    let (url, seen) = serve_recording_headers().await;
     let client = ClientBuilder::new(&url)
         .with_binding(Binding::HttpJson)
         .build()

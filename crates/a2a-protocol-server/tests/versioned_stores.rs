@@ -426,6 +426,33 @@ async fn check_upgraded(name: &str, store: Arc<dyn TaskStore>) {
     );
 }
 
+/// The previous release's schema and its tasks, written into `pool` (a macro: the two pools
+/// are of different databases).
+macro_rules! write_previous_release {
+    ($pool:expr) => {
+        let migrations = first_migration_only();
+        sqlx::migrate::Migrator::new(migrations.path())
+            .await
+            .expect("the first migration")
+            .run(&$pool)
+            .await
+            .expect("schema 0001");
+        for (id, state, terminal, body) in LEGACY_TASKS {
+            sqlx::query(
+                "INSERT INTO a2a_tasks (tenant, id, context_id, state, status_millis, updated_millis, terminal, body) \
+                 VALUES ('', $1, 'c', $2, 0, 0, $3, $4)",
+            )
+            .bind(id)
+            .bind(state)
+            .bind(terminal)
+            .bind(body)
+            .execute(&$pool)
+            .await
+            .expect("a legacy row");
+        }
+    };
+}
+
 #[tokio::test]
 async fn a_database_of_the_previous_release_is_upgraded_in_place() {
     // SQLite.
@@ -438,26 +465,7 @@ async fn a_database_of_the_previous_release_is_upgraded_in_place() {
         let pool = sqlx::SqlitePool::connect_with(options)
             .await
             .expect("sqlite");
-        let migrations = first_migration_only();
-        sqlx::migrate::Migrator::new(migrations.path())
-            .await
-            .expect("the first migration")
-            .run(&pool)
-            .await
-            .expect("schema 0001");
-        for (id, state, terminal, body) in LEGACY_TASKS {
-            sqlx::query(
-                "INSERT INTO a2a_tasks (tenant, id, context_id, state, status_millis, updated_millis, terminal, body) \
-                 VALUES ('', $1, 'c', $2, 0, 0, $3, $4)",
-            )
-            .bind(id)
-            .bind(state)
-            .bind(terminal)
-            .bind(body)
-            .execute(&pool)
-            .await
-            .expect("a legacy row");
-        }
+        write_previous_release!(pool);
         pool.close().await;
     }
     let store = a2a_protocol_server::store::SqliteTaskStore::open(&url)
@@ -470,26 +478,7 @@ async fn a_database_of_the_previous_release_is_upgraded_in_place() {
         return;
     };
     let pool = schema.pool().await;
-    let migrations = first_migration_only();
-    sqlx::migrate::Migrator::new(migrations.path())
-        .await
-        .expect("the first migration")
-        .run(&pool)
-        .await
-        .expect("schema 0001");
-    for (id, state, terminal, body) in LEGACY_TASKS {
-        sqlx::query(
-            "INSERT INTO a2a_tasks (tenant, id, context_id, state, status_millis, updated_millis, terminal, body) \
-             VALUES ('', $1, 'c', $2, 0, 0, $3, $4)",
-        )
-        .bind(id)
-        .bind(state)
-        .bind(terminal)
-        .bind(body)
-        .execute(&pool)
-        .await
-        .expect("a legacy row");
-    }
+    write_previous_release!(pool);
     let store = a2a_protocol_server::store::PostgresTaskStore::from_pool(pool)
         .await
         .expect("upgraded");

@@ -60,12 +60,7 @@ impl RequestHandler {
                 .cancel_here(&tenant, &task, 0, ctx.caller.clone())
                 .await;
         }
-        let stored = self
-            .inner
-            .store
-            .load(&tenant, &request.id)
-            .await?
-            .ok_or_else(|| A2aError::task_not_found(request.id.as_str()))?;
+        let stored = self.load_stored(&tenant, &request.id).await?;
         if stored.task.status.state.is_terminal() {
             return Err(A2aError::task_not_cancelable(
                 stored.task.id.as_str(),
@@ -80,10 +75,7 @@ impl RequestHandler {
                     .is_some_and(|o| o != &*self.inner.owner)
         });
         if let Some(coordination) = remote {
-            let task = TaskRef {
-                tenant: tenant.clone(),
-                id: request.id.clone(),
-            };
+            let task = TaskRef::new(&tenant, &request.id);
             coordination.request_cancel(&task).await?;
             if let Some(settled) = self.await_terminal(&tenant, &task).await? {
                 return canceled(settled);
@@ -92,12 +84,7 @@ impl RequestHandler {
                 task_id = %task.id,
                 "the process running the task did not cancel it in time; canceling it here"
             );
-            let stored = self
-                .inner
-                .store
-                .load(&tenant, &request.id)
-                .await?
-                .ok_or_else(|| A2aError::task_not_found(request.id.as_str()))?;
+            let stored = self.load_stored(&tenant, &request.id).await?;
             return self
                 .cancel_here(
                     &tenant,

@@ -214,10 +214,7 @@ impl Following {
             (None, Some(coordination)) => delay.max(coordination.poll_interval()),
             _ => delay,
         };
-        let task = TaskRef {
-            tenant: self.tenant.clone(),
-            id: self.last.id.clone(),
-        };
+        let task = TaskRef::new(&self.tenant, &self.last.id);
         let notices = &mut self.notices;
         let noticed = async {
             match notices {
@@ -259,10 +256,7 @@ impl Following {
         {
             return;
         }
-        let task = TaskRef {
-            tenant: self.tenant.clone(),
-            id: self.last.id.clone(),
-        };
+        let task = TaskRef::new(&self.tenant, &self.last.id);
         match coordination
             .follow(&task, &self.inner.owner, FOLLOW_TTL)
             .await
@@ -277,10 +271,7 @@ impl Following {
     /// Reads the store once; true when it showed a change.
     async fn read_events(&mut self) -> bool {
         if let Some(coordination) = self.inner.store.coordination() {
-            let task = TaskRef {
-                tenant: self.tenant.clone(),
-                id: self.last.id.clone(),
-            };
+            let task = TaskRef::new(&self.tenant, &self.last.id);
             match coordination.events_after(&task, self.last.generation).await {
                 Ok(events) if events.is_empty() => return false,
                 Ok(events) if follows_on(&events, self.last.generation) => {

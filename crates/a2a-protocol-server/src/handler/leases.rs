@@ -128,10 +128,7 @@ impl RequestHandler {
         };
         match self.inner.store.coordination() {
             Some(coordination) => {
-                let task = TaskRef {
-                    tenant: tenant.to_owned(),
-                    id: id.clone(),
-                };
+                let task = TaskRef::new(tenant, id);
                 if let Err(error) = coordination.grant_lease(&task, lease.ttl()).await {
                     tracing::warn!(task_id = %id, %error, "could not record a lease");
                 }
@@ -147,11 +144,7 @@ impl RequestHandler {
         };
         match self.inner.store.coordination() {
             Some(coordination) => {
-                let task = TaskRef {
-                    tenant: tenant.to_owned(),
-                    id: id.clone(),
-                };
-                if let Err(error) = coordination.renew_lease(&task).await {
+                if let Err(error) = coordination.renew_lease(&TaskRef::new(tenant, id)).await {
                     tracing::warn!(task_id = %id, %error, "could not renew a lease");
                 }
             }

@@ -757,6 +757,19 @@ impl RequestHandler {
             .await?
             .ok_or_else(|| A2aError::task_not_found(id.as_str()))
     }
+
+    /// The task as stored, with its owner and revision; `TaskNotFound` when there is none.
+    async fn load_stored(
+        &self,
+        tenant: &str,
+        id: &TaskId,
+    ) -> Result<crate::store::StoredTask, A2aError> {
+        self.inner
+            .store
+            .load(tenant, id)
+            .await?
+            .ok_or_else(|| A2aError::task_not_found(id.as_str()))
+    }
 }
 
 /// The refusal of a message to a task whose turn still runs.

@@ -17,7 +17,7 @@ use super::{CallContext, EventStream, RequestHandler, busy, validate};
 use crate::executor::RequestContext;
 use crate::runtime::direct_reply;
 use crate::runtime::{BudgetState, LiveTask, SharedEvent, await_settled, follow_live};
-use crate::store::{KeyClaim, KeyScope, Loaded, StoredTask, TaskWrite, WriteOutcome};
+use crate::store::{ClaimOutcome, KeyClaim, KeyScope, Loaded, StoredTask, TaskWrite, WriteOutcome};
 
 /// How many times a follow-up reads its task again after another process wrote it first.
 const FOLLOW_UP_ATTEMPTS: usize = 3;
@@ -214,14 +214,7 @@ impl RequestHandler {
             .with_owner(self.owner());
         match self.inner.store.write(&write).await? {
             WriteOutcome::Written => {}
-            WriteOutcome::KeyHeld(held) => {
-                let claim = claim
-                    .as_ref()
-                    .ok_or_else(|| A2aError::internal("a key held without a claim"))?;
-                return Ok(Started::Replay(
-                    self.inner.idempotency.replay(claim, held).await?,
-                ));
-            }
+            WriteOutcome::KeyHeld(held) => return self.replay_held(claim.as_ref(), held).await,
             WriteOutcome::Stale => {
                 return Err(A2aError::internal(
                     "a task with the new task's id exists already",
@@ -336,12 +329,7 @@ impl RequestHandler {
                 }
                 Ok(WriteOutcome::KeyHeld(held)) => {
                     self.inner.registry.end_turn(&live).await;
-                    let claim = claim
-                        .as_ref()
-                        .ok_or_else(|| A2aError::internal("a key held without a claim"))?;
-                    return Ok(Started::Replay(
-                        self.inner.idempotency.replay(claim, held).await?,
-                    ));
+                    return self.replay_held(claim.as_ref(), held).await;
                 }
                 // Another process wrote first: read the task again and decide anew.
                 Ok(WriteOutcome::Stale) => self.inner.registry.end_turn(&live).await,
@@ -352,6 +340,18 @@ impl RequestHandler {
             }
         }
         Err(busy(&id))
+    }
+
+    /// The answer to a send whose key another send holds: that send's task, once it is there.
+    async fn replay_held(
+        &self,
+        claim: Option<&KeyClaim>,
+        held: ClaimOutcome,
+    ) -> Result<Started, A2aError> {
+        let claim = claim.ok_or_else(|| A2aError::internal("a key held without a claim"))?;
+        Ok(Started::Replay(
+            self.inner.idempotency.replay(claim, held).await?,
+        ))
     }
 
     /// The task as it stands, from what this process kept of it when the store has not moved
@@ -365,11 +365,7 @@ impl RequestHandler {
                 Loaded::Changed(stored) => return Ok(Current::from(stored)),
             }
         }
-        store
-            .load(tenant, id)
-            .await?
-            .map(Current::from)
-            .ok_or_else(|| A2aError::task_not_found(id.as_str()))
+        self.load_stored(tenant, id).await.map(Current::from)
     }
 
     /// Starts the agent's turn on a live task whose message is recorded.

@@ -18,7 +18,7 @@ use super::StoreError;
 /// ```
 /// use a2a_protocol_server::store::TaskRef;
 ///
-/// let task = TaskRef { tenant: "acme".into(), id: "t-1".into() };
+/// let task = TaskRef::new("acme", &"t-1".into());
 /// assert_eq!(task.id.as_str(), "t-1");
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -27,6 +27,16 @@ pub struct TaskRef {
     pub tenant: String,
     /// The task.
     pub id: TaskId,
+}
+
+impl TaskRef {
+    /// The task `id` in `tenant`.
+    pub fn new(tenant: &str, id: &TaskId) -> Self {
+        Self {
+            tenant: tenant.to_owned(),
+            id: id.clone(),
+        }
+    }
 }
 
 /// Something another process did that this one may want to act on at once, rather than at its

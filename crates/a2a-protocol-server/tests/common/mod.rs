@@ -298,13 +298,13 @@ pub async fn call_with(
     }
 }
 
-/// Calls a streaming operation and collects every event (the stream must end by itself).
-pub async fn stream(
+/// Sends a streaming operation's request; the response, whatever it is.
+async fn send_streaming(
     binding: Binding,
     base: &str,
     method: &str,
     params: Value,
-) -> Result<Vec<Value>, WireError> {
+) -> reqwest::Response {
     let client = client();
     let request = match binding {
         Binding::JsonRpc => client
@@ -312,11 +312,21 @@ pub async fn stream(
             .json(&json!({"jsonrpc": "2.0", "id": 9, "method": method, "params": params})),
         Binding::Rest => rest_request(&client, base, &Call { method, params }),
     };
-    let response = request
+    request
         .header("A2A-Version", "1.0")
         .send()
         .await
-        .expect("request sent");
+        .expect("request sent")
+}
+
+/// Calls a streaming operation and collects every event (the stream must end by itself).
+pub async fn stream(
+    binding: Binding,
+    base: &str,
+    method: &str,
+    params: Value,
+) -> Result<Vec<Value>, WireError> {
+    let response = send_streaming(binding, base, method, params).await;
     let status = response.status().as_u16();
     let retry_after = response
         .headers()
@@ -442,18 +452,7 @@ impl EventReader {
 
 /// Opens a streaming operation; fails the test unless the server answers with a stream.
 pub async fn open_stream(binding: Binding, base: &str, method: &str, params: Value) -> EventReader {
-    let client = client();
-    let request = match binding {
-        Binding::JsonRpc => client
-            .post(format!("{base}/"))
-            .json(&json!({"jsonrpc": "2.0", "id": 9, "method": method, "params": params})),
-        Binding::Rest => rest_request(&client, base, &Call { method, params }),
-    };
-    let response = request
-        .header("A2A-Version", "1.0")
-        .send()
-        .await
-        .expect("request sent");
+    let response = send_streaming(binding, base, method, params).await;
     let content_type = response
         .headers()
         .get("content-type")
