@@ -63,6 +63,9 @@ pub(crate) struct ServeArgs {
     /// marked failed.
     #[arg(long, default_value = "30s", value_parser = humantime::parse_duration)]
     drain: Duration,
+    /// The most connections served at once; keep it below the file limit (`ulimit -n`).
+    #[arg(long, default_value_t = 512)]
+    max_connections: usize,
 }
 
 pub(crate) async fn serve(args: ServeArgs) -> Result<(), Failure> {
@@ -82,7 +85,8 @@ pub(crate) async fn serve(args: ServeArgs) -> Result<(), Failure> {
     let handler = handler.build();
     let mut config = ServerConfig::default()
         .with_require_version_header(!args.assume_current_version)
-        .with_shutdown_drain(args.drain);
+        .with_shutdown_drain(args.drain)
+        .with_max_connections(args.max_connections);
     if let Some(url) = args.public_url {
         config = config.with_public_url(url);
     }

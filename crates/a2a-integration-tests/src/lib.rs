@@ -22,4 +22,6 @@ mod guide {
     struct ClientRetries;
     #[doc = include_str!("../../../docs/delegation.md")]
     struct Delegation;
+    #[doc = include_str!("../../../docs/security.md")]
+    struct Security;
 }

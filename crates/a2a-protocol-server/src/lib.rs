@@ -21,6 +21,7 @@
 
 pub mod agents;
 mod bindings;
+mod connections;
 pub mod executor;
 mod handler;
 pub mod idempotency;
@@ -34,5 +35,8 @@ type TaskIdHasher = foldhash::fast::RandomState;
 
 pub use a2a_protocol_types as types;
 pub use executor::{AgentExecutor, CallerIdentity, CancelContext, EventSink, RequestContext};
-pub use handler::{CallContext, EventStream, HandlerConfig, RequestHandler, RequestHandlerBuilder};
+pub use handler::{
+    CallContext, EventStream, HandlerConfig, MAX_IDENTIFIER_BYTES, RequestHandler,
+    RequestHandlerBuilder,
+};
 pub use server::{A2aServer, CallerResolver, ServerConfig};

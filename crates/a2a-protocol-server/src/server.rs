@@ -7,7 +7,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
-use axum::serve::ListenerExt;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
@@ -76,6 +75,21 @@ pub struct ServerConfig {
     pub shutdown_drain: Duration,
     /// Who is calling; default: nobody is authenticated.
     pub caller: Option<CallerResolver>,
+    /// The most connections served at once; more wait until one closes. Keep it below the
+    /// process's file-descriptor limit (`ulimit -n`), which the store needs a few of as well.
+    /// Default 512.
+    pub max_connections: usize,
+    /// How long a client has to send a request's headers, counted from when the connection
+    /// opens or its previous response ends: so it is also how long a connection may sit idle
+    /// between requests. Default 30 s.
+    pub header_timeout: Duration,
+    /// The same, for a connection accepted while half of
+    /// [`ServerConfig::max_connections`] are in use, so that idle or trickling connections
+    /// flooding the server are shed quickly. Default 2 s.
+    pub crowded_header_timeout: Duration,
+    /// How long a client has to deliver a request's whole body once its headers are in.
+    /// Default 30 s.
+    pub body_timeout: Duration,
 }
 
 impl fmt::Debug for ServerConfig {
@@ -90,6 +104,10 @@ impl fmt::Debug for ServerConfig {
             .field("keep_alive", &self.keep_alive)
             .field("shutdown_drain", &self.shutdown_drain)
             .field("caller", &self.caller.as_ref().map(|_| "<resolver>"))
+            .field("max_connections", &self.max_connections)
+            .field("header_timeout", &self.header_timeout)
+            .field("crowded_header_timeout", &self.crowded_header_timeout)
+            .field("body_timeout", &self.body_timeout)
             .finish()
     }
 }
@@ -106,6 +124,10 @@ impl Default for ServerConfig {
             keep_alive: Duration::from_secs(15),
             shutdown_drain: Duration::from_secs(30),
             caller: None,
+            max_connections: 512,
+            header_timeout: Duration::from_secs(30),
+            crowded_header_timeout: Duration::from_secs(2),
+            body_timeout: Duration::from_secs(30),
         }
     }
 }
@@ -234,6 +256,52 @@ impl ServerConfig {
     /// ```
     pub fn with_caller_resolver(mut self, resolver: CallerResolver) -> Self {
         self.caller = Some(resolver);
+        self
+    }
+
+    /// Sets [`ServerConfig::max_connections`] (at least 1).
+    ///
+    /// ```
+    /// use a2a_protocol_server::ServerConfig;
+    ///
+    /// assert_eq!(ServerConfig::default().with_max_connections(64).max_connections, 64);
+    /// ```
+    pub fn with_max_connections(mut self, connections: usize) -> Self {
+        self.max_connections = connections.max(1);
+        self
+    }
+
+    /// Sets [`ServerConfig::header_timeout`] and, for a crowded server,
+    /// [`ServerConfig::crowded_header_timeout`] (never longer than the first).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// use a2a_protocol_server::ServerConfig;
+    ///
+    /// let config = ServerConfig::default()
+    ///     .with_header_timeouts(Duration::from_secs(10), Duration::from_secs(1));
+    /// assert_eq!(config.header_timeout, Duration::from_secs(10));
+    /// assert_eq!(config.crowded_header_timeout, Duration::from_secs(1));
+    /// ```
+    pub fn with_header_timeouts(mut self, normal: Duration, crowded: Duration) -> Self {
+        self.header_timeout = normal;
+        self.crowded_header_timeout = crowded.min(normal);
+        self
+    }
+
+    /// Sets [`ServerConfig::body_timeout`].
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// use a2a_protocol_server::ServerConfig;
+    ///
+    /// let config = ServerConfig::default().with_body_timeout(Duration::from_secs(5));
+    /// assert_eq!(config.body_timeout, Duration::from_secs(5));
+    /// ```
+    pub fn with_body_timeout(mut self, timeout: Duration) -> Self {
+        self.body_timeout = timeout;
         self
     }
 }
@@ -405,15 +473,9 @@ impl A2aServer {
         let _sweeper = self
             .sweeper
             .map(|(store, interval, policy)| RetentionSweeper::spawn(store, interval, policy));
-        let listener = listener.tap_io(|tcp| {
-            if let Err(error) = tcp.set_nodelay(true) {
-                tracing::debug!(%error, "could not set TCP_NODELAY");
-            }
-        });
         let stop_accepting = CancellationToken::new();
-        let serving = axum::serve(listener, router)
-            .with_graceful_shutdown(stop_accepting.clone().cancelled_owned())
-            .into_future();
+        let serving =
+            crate::connections::serve(listener, router, &self.config, stop_accepting.clone());
         tokio::pin!(serving);
         tokio::select! {
             served = &mut serving => return served,

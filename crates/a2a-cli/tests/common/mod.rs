@@ -22,8 +22,24 @@ impl Server {
 
     /// Like [`Server::start`], on `addr` (a restarted server keeps its address).
     pub fn start_at(addr: &str, store: &str, extra: &[&str]) -> Self {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_a2a"))
-            .args(["serve", "--addr", addr, "--store", store])
+        let mut command = Command::new(env!("CARGO_BIN_EXE_a2a"));
+        command.args(["serve", "--addr", addr, "--store", store]);
+        Self::spawn(command, extra)
+    }
+
+    /// Like [`Server::start`], in a process that may open at most `files` file descriptors.
+    pub fn start_with_file_limit(store: &str, extra: &[&str], files: u32) -> Self {
+        let mut command = Command::new("sh");
+        command
+            .arg("-c")
+            .arg(format!("ulimit -n {files} && exec \"$0\" \"$@\""))
+            .arg(env!("CARGO_BIN_EXE_a2a"))
+            .args(["serve", "--addr", "127.0.0.1:0", "--store", store]);
+        Self::spawn(command, extra)
+    }
+
+    fn spawn(mut command: Command, extra: &[&str]) -> Self {
+        let mut child = command
             .args(extra)
             .env("RUST_LOG", "warn")
             .stdout(Stdio::piped())

@@ -6,7 +6,7 @@ use a2a_protocol_types::AgentCard;
 use a2a_protocol_types::agent_card::{AgentInterface, BINDING_HTTP_JSON, BINDING_JSONRPC};
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};
-use http::header::{CACHE_CONTROL, CONTENT_TYPE, ETAG, HOST, IF_NONE_MATCH, LAST_MODIFIED};
+use http::header::{CACHE_CONTROL, CONTENT_TYPE, ETAG, HOST, IF_NONE_MATCH, LAST_MODIFIED, VARY};
 use http::{HeaderMap, HeaderValue, StatusCode};
 
 use super::AppState;
@@ -68,6 +68,13 @@ pub(crate) async fn agent_card(State(state): State<AppState>, headers: HeaderMap
     }
     if let Ok(value) = HeaderValue::from_str(&httpdate(state.started)) {
         response_headers.insert(LAST_MODIFIED, value);
+    }
+    // URLs read from the request's Host differ per Host: a cache must keep one card per Host,
+    // or one client's Host header would be served to everyone.
+    if state.config.public_url.is_none()
+        && state.handler.agent_card().supported_interfaces.is_empty()
+    {
+        response_headers.insert(VARY, HeaderValue::from_static("host"));
     }
     let matches = headers
         .get(IF_NONE_MATCH)

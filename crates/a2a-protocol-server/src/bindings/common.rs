@@ -112,22 +112,41 @@ pub(crate) fn activated_extensions(
     HeaderValue::from_str(&format_extensions_header(&activated)).ok()
 }
 
-/// Refuses a body declared as anything but JSON. A missing `Content-Type` is accepted.
+/// Refuses a POST whose body is not declared as JSON, a missing `Content-Type` included. A
+/// browser sends a POST without a preflight only when its type is missing or one of three
+/// form types, so requiring JSON keeps a web page from firing sends or cancels at an agent it
+/// can reach (one on localhost, say) behind its user's back.
 pub(crate) fn check_json_content_type(headers: &HeaderMap) -> Result<(), A2aError> {
-    if !headers.contains_key(CONTENT_TYPE) {
+    let media_type = request_media_type(headers);
+    if matches!(media_type.as_deref(), Some(JSON | A2A_JSON)) {
         return Ok(());
     }
-    let media_type = request_media_type(headers).unwrap_or_default();
-    if matches!(media_type.as_str(), JSON | A2A_JSON) {
-        return Ok(());
-    }
-    Err(A2aError::new(
-        ErrorKind::ContentTypeNotSupported,
-        format!(
+    let problem = match media_type {
+        None => "a request with a body needs Content-Type: application/json (or \
+                 application/a2a+json)"
+            .to_owned(),
+        Some(other) => format!(
             "Content-Type {:?} is not supported; send application/json or application/a2a+json",
-            media_type.chars().take(64).collect::<String>()
+            other.chars().take(64).collect::<String>()
         ),
-    ))
+    };
+    Err(A2aError::new(ErrorKind::ContentTypeNotSupported, problem))
+}
+
+/// Refuses a body in which one JSON object names a member twice. A JSON reader would keep
+/// one of the two values silently, and which one is up to the reader; both bindings refuse.
+pub(crate) fn refuse_repeated_members(bytes: &[u8]) -> Result<(), (usize, A2aError)> {
+    match super::objects::repeated_member(bytes) {
+        None => Ok(()),
+        Some((depth, name)) => {
+            let name: String = name.chars().take(64).collect();
+            let error = A2aError::invalid_params(format!(
+                "the member {name:?} appears twice in one JSON object; send each member once"
+            ))
+            .with_field_violation(name, "repeated");
+            Err((depth, error))
+        }
+    }
 }
 
 /// The A2A media type, which HTTP+JSON answers in unless the client asks for plain JSON.
@@ -178,6 +197,7 @@ fn request_media_type(headers: &HeaderMap) -> Option<String> {
 /// Why a body could not be read.
 pub(crate) enum BodyError {
     TooLarge(usize),
+    TimedOut(std::time::Duration),
     Unreadable,
 }
 
@@ -187,6 +207,13 @@ impl BodyError {
             BodyError::TooLarge(limit) => A2aError::new(
                 ErrorKind::InvalidRequest,
                 format!("the request body is larger than this server's limit of {limit} bytes"),
+            ),
+            BodyError::TimedOut(deadline) => A2aError::new(
+                ErrorKind::InvalidRequest,
+                format!(
+                    "the request body did not arrive within {} s; send it at once",
+                    deadline.as_secs_f64()
+                ),
             ),
             BodyError::Unreadable => A2aError::new(
                 ErrorKind::InvalidRequest,
@@ -198,19 +225,24 @@ impl BodyError {
     pub(crate) fn status(&self) -> http::StatusCode {
         match self {
             BodyError::TooLarge(_) => http::StatusCode::PAYLOAD_TOO_LARGE,
+            BodyError::TimedOut(_) => http::StatusCode::REQUEST_TIMEOUT,
             BodyError::Unreadable => http::StatusCode::BAD_REQUEST,
         }
     }
 }
 
-/// Reads at most `limit` bytes of body.
-pub(crate) async fn read_body(body: Body, limit: usize) -> Result<Bytes, BodyError> {
-    match Limited::new(body, limit).collect().await {
-        Ok(collected) => Ok(collected.to_bytes()),
-        Err(error) if error.downcast_ref::<LengthLimitError>().is_some() => {
+/// Reads the body: at most [`ServerConfig::max_body_bytes`](crate::ServerConfig::max_body_bytes),
+/// within [`ServerConfig::body_timeout`](crate::ServerConfig::body_timeout).
+pub(crate) async fn read_body(body: Body, state: &AppState) -> Result<Bytes, BodyError> {
+    let limit = state.config.max_body_bytes;
+    let deadline = state.config.body_timeout;
+    match tokio::time::timeout(deadline, Limited::new(body, limit).collect()).await {
+        Err(_) => Err(BodyError::TimedOut(deadline)),
+        Ok(Ok(collected)) => Ok(collected.to_bytes()),
+        Ok(Err(error)) if error.downcast_ref::<LengthLimitError>().is_some() => {
             Err(BodyError::TooLarge(limit))
         }
-        Err(_) => Err(BodyError::Unreadable),
+        Ok(Err(_)) => Err(BodyError::Unreadable),
     }
 }
 

@@ -159,13 +159,23 @@ pub(crate) async fn handle(State(state): State<AppState>, request: Request<Body>
     if let Err(error) = common::check_json_content_type(&parts.headers) {
         return error_response(JsonRpcId::Null, &error, StatusCode::OK);
     }
-    let bytes = match common::read_body(body, state.config.max_body_bytes).await {
+    let bytes = match common::read_body(body, &state).await {
         Ok(bytes) => bytes,
         Err(error) => {
             let status = error.status();
             return error_response(JsonRpcId::Null, &error.into_error(), status);
         }
     };
+    if let Err((depth, mut error)) = common::refuse_repeated_members(&bytes) {
+        // A repeated member of the request object itself makes it no request at all.
+        if depth == 1 {
+            error.kind = ErrorKind::InvalidRequest;
+        }
+        let id = serde_json::from_slice::<Value>(&bytes)
+            .map(|value| salvage_id(&value))
+            .unwrap_or(JsonRpcId::Null);
+        return error_response(id, &error, StatusCode::OK);
+    }
     let request = match Envelope::read(&bytes) {
         Ok(request) => request,
         // Only on failure is the body read a second time, to tell malformed JSON apart from

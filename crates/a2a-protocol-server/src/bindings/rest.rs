@@ -145,10 +145,20 @@ fn route(method: &Method, segments: &[String]) -> Result<(String, Operation), Ro
 fn query_map(query: Option<&str>) -> Result<HashMap<String, String>, A2aError> {
     let pairs: Vec<(String, String)> = serde_urlencoded::from_str(query.unwrap_or(""))
         .map_err(|_| A2aError::invalid_params("the query string could not be read"))?;
-    Ok(pairs
-        .into_iter()
-        .map(|(name, value)| (json_name(name), value))
-        .collect())
+    let mut map = HashMap::with_capacity(pairs.len());
+    for (name, value) in pairs {
+        let name = json_name(name);
+        if map.contains_key(&name) {
+            // Both spellings of one field count as the same parameter.
+            let name: String = name.chars().take(64).collect();
+            return Err(A2aError::invalid_params(format!(
+                "the query parameter {name:?} appears twice; send it once"
+            ))
+            .with_field_violation(name, "repeated"));
+        }
+        map.insert(name, value);
+    }
+    Ok(map)
 }
 
 /// `lower_snake` as `lowerCamel`; other names unchanged.
@@ -450,18 +460,26 @@ pub(crate) async fn handle(State(state): State<AppState>, request: Request<Body>
         return error_response(&error, None);
     }
     let has_body = parts.method == Method::POST;
-    if has_body {
+    // A subscription changes nothing, so a bare POST (no body, no type) may open one.
+    let may_omit_type = matches!(operation, Operation::Subscribe(_))
+        && !parts.headers.contains_key(http::header::CONTENT_TYPE);
+    if has_body && !may_omit_type {
         if let Err(error) = common::check_json_content_type(&parts.headers) {
             return error_response(&error, None);
         }
     }
-    let bytes = match common::read_body(body, state.config.max_body_bytes).await {
+    let bytes = match common::read_body(body, &state).await {
         Ok(bytes) => bytes,
         Err(error) => {
             let status = error.status();
             return error_response(&error.into_error(), Some(status));
         }
     };
+    if has_body {
+        if let Err((_, error)) = common::refuse_repeated_members(&bytes) {
+            return error_response(&error, None);
+        }
+    }
     let is_send = matches!(operation, Operation::Send | Operation::Stream);
     let prepared = (|| {
         let body = match is_send

@@ -53,6 +53,7 @@ impl RequestHandler {
         ctx: &CallContext,
     ) -> Result<Task, A2aError> {
         validate::tenant(&request.tenant)?;
+        validate::task_id("id", &request.id)?;
         let tenant = request.tenant;
         if let Some(live) = self.inner.registry.get(&tenant, &request.id) {
             let task = live.shared().await;

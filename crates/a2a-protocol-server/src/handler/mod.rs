@@ -31,6 +31,7 @@ use crate::idempotency::Idempotency;
 use crate::runtime::{EventSink, LiveTask, Registry};
 use crate::store::{InMemoryTaskStore, TaskStore};
 
+pub use validate::MAX_IDENTIFIER_BYTES;
 pub(crate) use validate::{is_reserved_tenant, reserved_tenant_error};
 
 /// A stream of a task's events, as a streaming operation answers.
@@ -525,6 +526,7 @@ impl RequestHandler {
         ctx: &CallContext,
     ) -> Result<Task, A2aError> {
         validate::tenant(&request.tenant)?;
+        validate::task_id("id", &request.id)?;
         let history = validate::history_length(request.history_length)?;
         let mut task = self.load(&request.tenant, &request.id).await?;
         if ctx.activated(a2a_protocol_types::lease::LEASE_EXTENSION_URI) {

@@ -46,6 +46,7 @@ impl RequestHandler {
         _ctx: &CallContext,
     ) -> Result<EventStream, A2aError> {
         validate::tenant(&request.tenant)?;
+        validate::task_id("id", &request.id)?;
         let task = self.load(&request.tenant, &request.id).await?;
         if task.status.state.is_terminal() {
             return Err(A2aError::unsupported_operation(format!(

@@ -1,7 +1,7 @@
 //! Checks on request parameters, with errors that name the field and say what is allowed.
 
 use a2a_protocol_types::{
-    A2aError, AgentCard, ErrorKind, ListTasksRequest, Message, MessageRole, TaskState,
+    A2aError, AgentCard, ErrorKind, ListTasksRequest, Message, MessageRole, TaskId, TaskState,
 };
 
 use a2a_protocol_types::budget::budget_of;
@@ -36,12 +36,48 @@ pub(crate) fn reserved_tenant_error(tenant: &str) -> A2aError {
     )
 }
 
-/// Refuses a reserved tenant name, on every operation of every binding.
+/// The longest id, context id, message id or tenant name a request may carry, in bytes. Ids
+/// are keys in every store's indexes; PostgreSQL cannot index a value much over 2.7 KB, and no
+/// generated id comes near this.
+pub const MAX_IDENTIFIER_BYTES: usize = 256;
+
+/// Refuses an identifier a store could not keep as given: longer than
+/// [`MAX_IDENTIFIER_BYTES`], or holding a control character (PostgreSQL refuses NUL outright,
+/// and the others would keep a value no log or terminal shows faithfully).
+pub(crate) fn identifier(field: &str, value: &str) -> Result<(), A2aError> {
+    if value.len() > MAX_IDENTIFIER_BYTES {
+        return Err(field_error(
+            field,
+            format!(
+                "is {} bytes long; at most {MAX_IDENTIFIER_BYTES} are allowed",
+                value.len()
+            ),
+        ));
+    }
+    if let Some(c) = value.chars().find(|c| c.is_control()) {
+        return Err(field_error(
+            field,
+            format!(
+                "holds the control character U+{:04X}; identifiers are printable text",
+                u32::from(c)
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Refuses a tenant name no request may use (reserved, too long or unprintable), on every
+/// operation of every binding.
 pub(crate) fn tenant(tenant: &str) -> Result<(), A2aError> {
     if is_reserved_tenant(tenant) {
         return Err(reserved_tenant_error(tenant));
     }
-    Ok(())
+    identifier("tenant", tenant)
+}
+
+/// Refuses a task id no store could keep (see [`identifier`]).
+pub(crate) fn task_id(field: &str, id: &TaskId) -> Result<(), A2aError> {
+    identifier(field, id.as_str())
 }
 
 /// The history limit of a request: `None` for all, an error for a negative value.
@@ -57,6 +93,13 @@ pub(crate) fn history_length(value: Option<i32>) -> Result<Option<usize>, A2aErr
 pub(crate) fn message(message: &Message) -> Result<(), A2aError> {
     if message.id.is_empty() {
         return Err(field_error("message.messageId", "is required"));
+    }
+    identifier("message.messageId", message.id.as_str())?;
+    if let Some(id) = &message.task_id {
+        task_id("message.taskId", id)?;
+    }
+    if let Some(context) = &message.context_id {
+        identifier("message.contextId", context.as_str())?;
     }
     if message.role == MessageRole::Unspecified {
         return Err(field_error(
@@ -161,14 +204,21 @@ pub(crate) fn task_query(
             "TASK_STATE_UNSPECIFIED is not a filter; omit status instead",
         ));
     }
+    if let Some(context) = &request.context_id {
+        identifier("contextId", context.as_str())?;
+    }
     let cursor = match request.page_token.as_deref() {
         None => None,
-        Some(token) => Some(PageCursor::decode(token).ok_or_else(|| {
-            field_error(
-                "pageToken",
-                "is not a token this server issued; pass nextPageToken unchanged",
-            )
-        })?),
+        Some(token) => Some(
+            PageCursor::decode(token)
+                .filter(|cursor| identifier("pageToken", &cursor.task_id).is_ok())
+                .ok_or_else(|| {
+                    field_error(
+                        "pageToken",
+                        "is not a token this server issued; pass nextPageToken unchanged",
+                    )
+                })?,
+        ),
     };
     Ok(TaskQuery {
         context_id: request.context_id.clone(),

@@ -1,0 +1,61 @@
+//! Abuse from outside against `a2a serve` as a process: the server still answers a fresh
+//! request. Bounded loops, counts printed at the end.
+
+mod common;
+
+use std::time::Duration;
+
+use common::Server;
+use serde_json::{Value, json};
+
+/// How long a fresh request may take while the abuse goes on before the test fails.
+const PATIENCE: Duration = Duration::from_secs(30);
+
+async fn fresh_send_answered(base: &str) -> Result<Value, String> {
+    let client = reqwest::Client::builder()
+        .timeout(PATIENCE)
+        .build()
+        .map_err(|e| e.to_string())?;
+    let body = json!({
+        "jsonrpc": "2.0", "id": 1, "method": "SendMessage",
+        "params": {"message": {"messageId": uuid::Uuid::new_v4().to_string(), "role": "ROLE_USER", "parts": [{"text": "still there?"}]}},
+    });
+    let response = client
+        .post(format!("{base}/"))
+        .header("A2A-Version", "1.0")
+        .json(&body)
+        .send()
+        .await
+        .map_err(|e| e.to_string())?;
+    response.json().await.map_err(|e| e.to_string())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_idle_socket_flood_past_the_file_limit_does_not_stop_the_server() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let url = format!("sqlite://{}", dir.path().join("flood.db").display());
+    // A server with the default limits that may open 1 024 files, flooded with 1 100 silent
+    // connections: the previous release ran out of descriptors and answered nobody.
+    let server = Server::start_with_file_limit(&url, &[], 1024);
+    let mut flood = Vec::new();
+    for _ in 0..1100 {
+        match tokio::net::TcpStream::connect(server.addr()).await {
+            Ok(socket) => flood.push(socket),
+            Err(error) => panic!("the test could not open its flood: {error}"),
+        }
+    }
+    let answer = fresh_send_answered(&server.base).await;
+    let state = answer
+        .as_ref()
+        .map(|a| a["result"]["task"]["status"]["state"].clone())
+        .unwrap_or(Value::Null);
+    println!(
+        "idle flood: 1100 silent sockets against a server limited to 1024 files (default connection limit); fresh send: {}",
+        match &answer {
+            Ok(_) => format!("answered, {state}"),
+            Err(error) => format!("not answered ({error})"),
+        }
+    );
+    assert_eq!(state, "TASK_STATE_COMPLETED", "{answer:?}");
+    drop(flood);
+}

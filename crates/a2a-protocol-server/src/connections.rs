@@ -1,0 +1,100 @@
+//! Accepting connections within limits: at most [`ServerConfig::max_connections`] at once, a
+//! deadline for every request's headers that also closes a connection left idle, and a
+//! shorter one for connections accepted while half the slots are taken, so a flood of idle
+//! sockets is shed in seconds instead of starving everyone else.
+
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use axum::extract::ConnectInfo;
+use hyper::body::Incoming;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::server::graceful::GracefulShutdown;
+use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
+use tokio_util::sync::CancellationToken;
+use tower::ServiceExt as _;
+
+use crate::server::ServerConfig;
+
+/// How long the accept loop pauses after an error such as running out of file descriptors,
+/// so it does not spin while the condition lasts.
+const ACCEPT_BACKOFF: Duration = Duration::from_millis(50);
+
+/// Serves `router` on `listener` until `stop` is cancelled, then waits for the connections
+/// still open to finish (the caller bounds that wait).
+pub(crate) async fn serve(
+    listener: TcpListener,
+    router: Router,
+    config: &ServerConfig,
+    stop: CancellationToken,
+) -> std::io::Result<()> {
+    let slots = Arc::new(Semaphore::new(config.max_connections.max(1)));
+    let crowded_at = config.max_connections / 2;
+    let graceful = GracefulShutdown::new();
+    loop {
+        let permit = tokio::select! {
+            () = stop.cancelled() => break,
+            permit = Arc::clone(&slots).acquire_owned() => match permit {
+                Ok(permit) => permit,
+                Err(_) => break,
+            },
+        };
+        let (tcp, peer) = tokio::select! {
+            () = stop.cancelled() => break,
+            accepted = listener.accept() => match accepted {
+                Ok(accepted) => accepted,
+                Err(error) => {
+                    tracing::debug!(%error, "could not accept a connection");
+                    drop(permit);
+                    tokio::time::sleep(ACCEPT_BACKOFF).await;
+                    continue;
+                }
+            },
+        };
+        if let Err(error) = tcp.set_nodelay(true) {
+            tracing::debug!(%error, "could not set TCP_NODELAY");
+        }
+        let in_use = config.max_connections - slots.available_permits();
+        let header_timeout = if in_use >= crowded_at {
+            config.crowded_header_timeout
+        } else {
+            config.header_timeout
+        };
+        let mut http = hyper::server::conn::http1::Builder::new();
+        http.timer(TokioTimer::new())
+            .header_read_timeout(header_timeout)
+            .keep_alive(true);
+        let connection = http.serve_connection(TokioIo::new(tcp), service(router.clone(), peer));
+        let connection = graceful.watch(connection);
+        tokio::spawn(async move {
+            if let Err(error) = connection.await {
+                tracing::debug!(%error, "connection ended with an error");
+            }
+            drop(permit);
+        });
+    }
+    drop(listener);
+    graceful.shutdown().await;
+    Ok(())
+}
+
+/// The router as hyper calls it, each request carrying the peer's address (axum's
+/// [`ConnectInfo`], which per-address limits read).
+fn service(
+    router: Router,
+    peer: SocketAddr,
+) -> impl hyper::service::Service<
+    http::Request<Incoming>,
+    Response = axum::response::Response,
+    Error = Infallible,
+    Future = impl Send,
+> + Clone {
+    hyper::service::service_fn(move |mut request: http::Request<Incoming>| {
+        request.extensions_mut().insert(ConnectInfo(peer));
+        router.clone().oneshot(request.map(axum::body::Body::new))
+    })
+}

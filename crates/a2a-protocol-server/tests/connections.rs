@@ -1,0 +1,162 @@
+//! Connections within limits: a flood of idle sockets, a client trickling its headers or its
+//! body, and a connection left idle do not keep the server from answering a fresh request.
+//! Every wait is bounded; counts are printed at the end.
+
+mod common;
+
+use std::time::Duration;
+
+use a2a_protocol_server::{RequestHandler, ServerConfig};
+use common::*;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+/// How long any one wait in these tests may last before the test fails: long enough for a
+/// loaded machine, far shorter than the default limits under test would allow.
+const PATIENCE: Duration = Duration::from_secs(20);
+
+fn address(server: &TestServer) -> String {
+    server.base.trim_start_matches("http://").to_owned()
+}
+
+/// Whether the server closed `stream` (read end or reset) within [`PATIENCE`]; what it sent
+/// before closing is returned with the answer.
+async fn closed_by_server(stream: &mut TcpStream) -> (bool, String) {
+    let mut seen = Vec::new();
+    let mut buffer = [0u8; 4096];
+    let outcome = tokio::time::timeout(PATIENCE, async {
+        loop {
+            match stream.read(&mut buffer).await {
+                Ok(0) | Err(_) => return,
+                Ok(n) => seen.extend_from_slice(&buffer[..n]),
+            }
+        }
+    })
+    .await;
+    (outcome.is_ok(), String::from_utf8_lossy(&seen).into_owned())
+}
+
+async fn fresh_request_answered(server: &TestServer) -> bool {
+    let client = reqwest::Client::builder()
+        .timeout(PATIENCE)
+        .build()
+        .expect("client");
+    let response = client
+        .get(format!("{}/.well-known/agent-card.json", server.base))
+        .send()
+        .await;
+    matches!(response, Ok(r) if r.status().is_success())
+}
+
+#[tokio::test]
+async fn a_flood_of_idle_sockets_does_not_lock_out_a_fresh_client() {
+    let config = ServerConfig::default()
+        .with_max_connections(16)
+        .with_header_timeouts(Duration::from_secs(120), Duration::from_millis(500));
+    let server = serve_with(
+        RequestHandler::builder(CountingAgent::new()).build(),
+        config,
+    )
+    .await;
+    // Four times the limit, each connected and silent: without limits and a shorter deadline
+    // for a crowded server, the first sixteen would hold every slot for two minutes.
+    let mut flood = Vec::new();
+    for _ in 0..64 {
+        flood.push(TcpStream::connect(address(&server)).await.expect("connect"));
+    }
+    let answered = fresh_request_answered(&server).await;
+    let mut shed = 0;
+    for mut socket in flood {
+        let mut byte = [0u8; 1];
+        if let Ok(Ok(0)) =
+            tokio::time::timeout(Duration::from_millis(10), socket.read(&mut byte)).await
+        {
+            shed += 1;
+        }
+    }
+    println!(
+        "idle flood: 64 sockets against a limit of 16; {shed} closed by the server so far; fresh request answered: {answered}"
+    );
+    assert!(answered, "a fresh client is answered while the flood lasts");
+}
+
+#[tokio::test]
+async fn a_client_trickling_its_headers_is_cut_off() {
+    let config = ServerConfig::default()
+        .with_header_timeouts(Duration::from_secs(1), Duration::from_secs(1));
+    let server = serve_with(
+        RequestHandler::builder(CountingAgent::new()).build(),
+        config,
+    )
+    .await;
+    let mut stream = TcpStream::connect(address(&server)).await.expect("connect");
+    stream
+        .write_all(b"POST / HTTP/1.1\r\nHost: x\r\n")
+        .await
+        .expect("write");
+    // One header byte every 200 ms: never a complete head, never idle long enough for a read
+    // timeout to notice.
+    let trickle = async {
+        for _ in 0..(PATIENCE.as_millis() / 200) {
+            if stream.write_all(b"X").await.is_err() {
+                return true;
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        false
+    };
+    let cut_off = trickle.await;
+    println!("header trickle: cut off by the server: {cut_off}");
+    assert!(
+        cut_off,
+        "the server closes a connection whose headers never end"
+    );
+    assert!(fresh_request_answered(&server).await);
+}
+
+#[tokio::test]
+async fn a_connection_left_idle_is_closed() {
+    let config = ServerConfig::default()
+        .with_header_timeouts(Duration::from_secs(1), Duration::from_secs(1));
+    let server = serve_with(
+        RequestHandler::builder(CountingAgent::new()).build(),
+        config,
+    )
+    .await;
+    let mut stream = TcpStream::connect(address(&server)).await.expect("connect");
+    stream
+        .write_all(b"GET /.well-known/agent-card.json HTTP/1.1\r\nHost: x\r\n\r\n")
+        .await
+        .expect("write");
+    // The answer comes, then nothing more is asked: the server closes the connection.
+    let (closed, seen) = closed_by_server(&mut stream).await;
+    assert!(seen.starts_with("HTTP/1.1 200"), "{seen}");
+    assert!(
+        closed,
+        "an idle keep-alive connection is closed by the server"
+    );
+}
+
+#[tokio::test]
+async fn a_body_that_never_arrives_is_answered_408() {
+    let config = ServerConfig::default().with_body_timeout(Duration::from_secs(1));
+    let agent = CountingAgent::new();
+    let server = serve_with(RequestHandler::builder(agent.clone()).build(), config).await;
+    for path in ["/", "/message:send"] {
+        let mut stream = TcpStream::connect(address(&server)).await.expect("connect");
+        stream
+            .write_all(
+                format!(
+                    "POST {path} HTTP/1.1\r\nHost: x\r\nA2A-Version: 1.0\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{{\"jsonrpc\""
+                )
+                .as_bytes(),
+            )
+            .await
+            .expect("write");
+        let (closed, seen) = closed_by_server(&mut stream).await;
+        assert!(closed, "{path}: the server gives up on the body");
+        assert!(seen.starts_with("HTTP/1.1 408"), "{path}: {seen}");
+        assert!(seen.contains("\"error\""), "{path}: an error body: {seen}");
+    }
+    assert_eq!(agent.runs(), 0);
+}
