@@ -27,6 +27,10 @@ pub(crate) struct Keep {
     /// key while its task is stored [default: 24h].
     #[arg(long, value_parser = humantime::parse_duration)]
     pub(crate) keep_keys: Option<Duration>,
+    /// In memory: how many idempotency keys one caller (or, unauthenticated, one client
+    /// address) may hold once the key index is half full [default: 10000].
+    #[arg(long)]
+    pub(crate) max_keys_per_caller: Option<usize>,
 }
 
 impl Keep {
@@ -48,6 +52,9 @@ impl Keep {
         }
         if let Some(ttl) = self.keep_keys {
             config = config.with_idempotency_key_ttl(ttl);
+        }
+        if let Some(max) = self.max_keys_per_caller {
+            config = config.with_max_idempotency_keys_per_holder(max);
         }
         config
     }

@@ -17,6 +17,7 @@ fn claim(i: u64) -> KeyClaim {
         key: format!("{i:064x}"),
         message_id: MessageId::new(format!("message-{i:08}-0000-0000-0000-000000000000")),
         task_id: TaskId::new(format!("task-{i:08}-0000-0000-0000-000000000000")),
+        charged_to: None,
     }
 }
 

@@ -23,6 +23,7 @@ fn main() {
             key: generate_key(),
             message_id: MessageId::random(),
             task_id: TaskId::random(),
+            charged_to: None,
         })
         .collect();
     let store = InMemoryTaskStore::new();

@@ -55,6 +55,7 @@ impl Idempotency {
     pub(crate) fn claim_for(
         &self,
         scope: KeyScope,
+        charged_to: Option<String>,
         message: &Message,
         task_id: &TaskId,
     ) -> Result<Option<KeyClaim>, A2aError> {
@@ -80,6 +81,7 @@ impl Idempotency {
             key: key.to_owned(),
             message_id: message.id.clone(),
             task_id: task_id.clone(),
+            charged_to,
         }))
     }
 

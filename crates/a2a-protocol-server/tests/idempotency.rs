@@ -712,3 +712,125 @@ async fn an_overloaded_store_refuses_with_a_retryable_503() {
     }
     assert_eq!(agent.runs(), 0);
 }
+
+/// An in-memory store of five keys where, once two are held, each holder may hold two.
+fn two_keys_each() -> Arc<InMemoryTaskStore> {
+    Arc::new(InMemoryTaskStore::with_config(
+        TaskStoreConfig::default()
+            .with_max_idempotency_keys(5)
+            .with_max_idempotency_keys_per_holder(2),
+    ))
+}
+
+fn refused_until_a_key_expires(error: &WireError) {
+    assert_eq!(error.status, 503, "{}", error.body);
+    assert_eq!(error.reason, "RESOURCE_EXHAUSTED");
+    // Room comes when the holder's oldest key expires, a day after its claim.
+    let seconds: u64 = error
+        .retry_after
+        .as_deref()
+        .and_then(|s| s.parse().ok())
+        .expect("Retry-After in seconds");
+    assert!(seconds > 23 * 3600, "Retry-After {seconds}");
+}
+
+#[tokio::test]
+async fn a_caller_at_its_key_quota_is_refused_while_other_callers_send() {
+    let resolver: a2a_protocol_server::CallerResolver = Arc::new(|headers: &http::HeaderMap| {
+        let caller = headers.get("x-caller")?.to_str().ok()?;
+        Some(CallerIdentity(caller.to_owned()))
+    });
+    for binding in BINDINGS {
+        let agent = CountingAgent::new();
+        let server = serve_with(
+            handler_with_store(agent.clone(), two_keys_each()),
+            ServerConfig::default().with_caller_resolver(Arc::clone(&resolver)),
+        )
+        .await;
+        let send = |caller: &'static str, id: String| {
+            let base = server.base.clone();
+            async move {
+                call_with(
+                    binding,
+                    &base,
+                    "SendMessage",
+                    keyed_params(&id, "x", &key()),
+                    &[("x-caller", caller)],
+                )
+                .await
+            }
+        };
+        for i in 0..2 {
+            send("greedy", format!("g-{i}"))
+                .await
+                .expect("within quota");
+        }
+        let error = send("greedy", "g-2".into()).await.expect_err("over quota");
+        refused_until_a_key_expires(&error);
+        for i in 0..2 {
+            send("modest", format!("m-{i}")).await.unwrap_or_else(|e| {
+                panic!("{binding:?}: another caller is not held back: {}", e.body)
+            });
+        }
+        // Unkeyed sends hold no key and are never refused for it.
+        call_with(
+            binding,
+            &server.base,
+            "SendMessage",
+            send_params("g-unkeyed", "x"),
+            &[("x-caller", "greedy")],
+        )
+        .await
+        .expect("an unkeyed send");
+        assert_eq!(agent.runs(), 5, "{binding:?}: the refused send ran nothing");
+    }
+}
+
+#[tokio::test]
+async fn without_a_caller_keys_count_against_the_client_address() {
+    let agent = CountingAgent::new();
+    let server = serve_handler(handler_with_store(agent.clone(), two_keys_each())).await;
+    let from = |address: &str| {
+        reqwest::Client::builder()
+            .local_address(address.parse::<std::net::IpAddr>().expect("an address"))
+            .build()
+            .expect("client")
+    };
+    let send = |client: reqwest::Client, id: String| {
+        let base = server.base.clone();
+        async move {
+            let body = json!({"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": keyed_params(&id, "x", &key())});
+            let response = client
+                .post(format!("{base}/"))
+                .header("A2A-Version", "1.0")
+                .json(&body)
+                .send()
+                .await
+                .expect("sent");
+            let status = response.status().as_u16();
+            let retry_after = response
+                .headers()
+                .get("retry-after")
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned);
+            let body: serde_json::Value = response.json().await.expect("JSON");
+            (status, retry_after, body)
+        }
+    };
+    let (greedy, modest) = (from("127.0.0.1"), from("127.0.0.2"));
+    for i in 0..2 {
+        let (status, _, body) = send(greedy.clone(), format!("g-{i}")).await;
+        assert_eq!(status, 200, "{body}");
+    }
+    let (status, retry_after, body) = send(greedy.clone(), "g-2".into()).await;
+    assert_eq!(status, 503, "{body}");
+    let seconds: u64 = retry_after
+        .and_then(|s| s.parse().ok())
+        .expect("Retry-After");
+    assert!(seconds > 23 * 3600, "Retry-After {seconds}");
+    for i in 0..2 {
+        let (status, _, body) = send(modest.clone(), format!("m-{i}")).await;
+        assert_eq!(status, 200, "another address is not held back: {body}");
+    }
+    assert_eq!(agent.runs(), 4);
+}

@@ -22,6 +22,7 @@ fn claim(tenant: &str, key: &str, message: &str, task: &str) -> KeyClaim {
         key: key.into(),
         message_id: MessageId::new(message),
         task_id: TaskId::new(task),
+        charged_to: None,
     }
 }
 
@@ -130,10 +131,17 @@ async fn the_key_cap_refuses_new_keys_but_never_evicts_live_ones() {
     let refused = store
         .claim_idempotency_key(&claim("", &format!("{KEY}-9"), "m", "t"))
         .await;
-    assert!(
-        matches!(refused, Err(StoreError::CapacityExceeded(_))),
-        "{refused:?}"
-    );
+    // Refused until the oldest key expires, which is when room frees up: a day from now.
+    match refused {
+        Err(StoreError::FullUntil { what, retry_after }) => {
+            assert_eq!(what, "idempotency keys");
+            assert!(
+                retry_after > Duration::from_secs(23 * 3600),
+                "{retry_after:?}"
+            );
+        }
+        other => panic!("{other:?}"),
+    }
     for i in 0..3 {
         let key = format!("{KEY}-{i}");
         assert!(matches!(
@@ -348,6 +356,9 @@ async fn a_tenant_aware_store_keeps_tenants_apart_with_limits_each() {
     let full = store
         .claim_idempotency_key(&claim("a", &format!("{KEY}-2"), "m", "t3"))
         .await;
-    assert!(matches!(full, Err(StoreError::CapacityExceeded(_))));
+    assert!(
+        matches!(full, Err(StoreError::FullUntil { .. })),
+        "{full:?}"
+    );
     assert_eq!(store.idempotency_key_count("a"), 1);
 }

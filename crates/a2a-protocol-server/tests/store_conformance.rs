@@ -30,6 +30,7 @@ fn claim(tenant: &str, caller: Option<&str>, message: &str, task: &str) -> KeyCl
         key: KEY.into(),
         message_id: MessageId::new(message),
         task_id: TaskId::new(task),
+        charged_to: None,
     }
 }
 

@@ -24,6 +24,7 @@ fn claim(message: &str, task: &str) -> KeyClaim {
         key: "8f14e45fceea167a5a36dedd4bea2543".into(),
         message_id: message.into(),
         task_id: task.into(),
+        charged_to: None,
     }
 }
 

@@ -111,7 +111,8 @@ fn free_port() -> u16 {
 /// Starts `kind`. `postgres` is the database URL for the PostgreSQL store.
 pub fn start(kind: &Kind, postgres: &str) -> Server {
     match kind {
-        Kind::Ours(store) => start_ours(store, postgres, &[]),
+        // One generator sends everything from one address; the key quota is for many clients.
+        Kind::Ours(store) => start_ours(store, postgres, &["--max-keys-per-caller", "10000000"]),
         Kind::Baseline(store) => {
             let baseline = std::env::var_os("A2A_BENCH_BASELINE")
                 .map(PathBuf::from)

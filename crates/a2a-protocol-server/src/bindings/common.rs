@@ -58,15 +58,21 @@ pub(crate) fn check_version(
     }
 }
 
-/// The caller and the extensions the request activates.
-pub(crate) fn call_context(state: &AppState, headers: &HeaderMap) -> CallContext {
+/// The caller, the client's address and the extensions the request activates.
+pub(crate) fn call_context(state: &AppState, parts: &http::request::Parts) -> CallContext {
+    let headers = &parts.headers;
     let caller = state
         .config
         .caller
         .as_ref()
         .and_then(|resolve| resolve(headers));
+    let peer = parts
+        .extensions
+        .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
+        .map(|info| info.0.ip());
     CallContext::default()
         .with_caller(caller)
+        .with_peer(peer)
         .with_extensions(requested_extensions(headers))
 }
 

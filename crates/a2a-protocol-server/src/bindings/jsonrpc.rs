@@ -226,7 +226,7 @@ pub(crate) async fn handle(State(state): State<AppState>, request: Request<Body>
     if let Err(error) = common::check_version(&state, &parts.headers, parts.uri.query()) {
         return error_response(id, &error, StatusCode::OK);
     }
-    let ctx = common::call_context(&state, &parts.headers);
+    let ctx = common::call_context(&state, &parts);
     let mut declared = Vec::new();
     // At debug: a span costs a few microseconds per request even when nothing is logged in it.
     let span = tracing::debug_span!("a2a_request", binding = "jsonrpc", method = %request.method.chars().take(64).collect::<String>());

@@ -505,7 +505,7 @@ pub(crate) async fn handle(State(state): State<AppState>, request: Request<Body>
         Err(error) => return error_response(&error, None),
     };
     let declared = body.declared_extensions();
-    let ctx = common::call_context(&state, &parts.headers);
+    let ctx = common::call_context(&state, &parts);
     // At debug: a span costs a few microseconds per request even when nothing is logged in it.
     let span = tracing::debug_span!("a2a_request", binding = "http+json", operation = ?operation);
     let outcome = dispatch(&state.handler, &tenant, operation, body, query, &ctx)

@@ -72,6 +72,10 @@ pub struct CallContext {
     pub caller: Option<CallerIdentity>,
     /// Extension URIs the client activated (`A2A-Extensions`).
     pub extensions: Vec<String>,
+    /// The client's address, when the server knows it (it does when [`crate::A2aServer::serve`]
+    /// accepted the connection). Without an authenticated caller, the idempotency keys a
+    /// client holds are counted against this address.
+    pub peer: Option<std::net::IpAddr>,
 }
 
 impl CallContext {
@@ -110,6 +114,29 @@ impl CallContext {
     pub fn with_extensions(mut self, extensions: Vec<String>) -> Self {
         self.extensions = extensions;
         self
+    }
+
+    /// A context with the client's address.
+    ///
+    /// ```
+    /// use a2a_protocol_server::CallContext;
+    ///
+    /// let ctx = CallContext::default().with_peer(Some([192, 0, 2, 7].into()));
+    /// assert_eq!(ctx.peer.unwrap().to_string(), "192.0.2.7");
+    /// ```
+    pub fn with_peer(mut self, peer: Option<std::net::IpAddr>) -> Self {
+        self.peer = peer;
+        self
+    }
+
+    /// Whose quota of held idempotency keys a send of this caller counts against: the
+    /// authenticated caller, else the client's address.
+    pub(crate) fn key_holder(&self) -> Option<String> {
+        match (&self.caller, self.peer) {
+            (Some(caller), _) => Some(format!("caller:{}", caller.0)),
+            (None, Some(peer)) => Some(format!("address:{peer}")),
+            (None, None) => None,
+        }
     }
 }
 

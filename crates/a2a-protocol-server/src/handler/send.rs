@@ -167,10 +167,12 @@ impl RequestHandler {
             .task_id
             .clone()
             .unwrap_or_else(TaskId::random);
-        let claim = self
-            .inner
-            .idempotency
-            .claim_for(scope, &request.message, &task_id)?;
+        let claim = self.inner.idempotency.claim_for(
+            scope,
+            ctx.key_holder(),
+            &request.message,
+            &task_id,
+        )?;
         let started = match request.message.task_id.clone() {
             Some(id) => {
                 self.continue_task(request, ctx, id, claim, streaming)

@@ -23,6 +23,14 @@ pub struct TaskStoreConfig {
     /// past it is refused as temporarily unavailable; a live key is never evicted.
     /// Default 100 000.
     pub max_idempotency_keys: usize,
+    /// The most of those keys one holder may hold at once while the index is at least half
+    /// full: an authenticated caller, or a client address when there is none (see
+    /// [`KeyClaim::charged_to`]). A client alone may use half the index; past that, no one
+    /// holds more than this, so one client cannot fill the index and lock everyone else out.
+    /// Default 10 000 (a tenth of the total).
+    ///
+    /// [`KeyClaim::charged_to`]: crate::store::KeyClaim::charged_to
+    pub max_idempotency_keys_per_holder: usize,
     /// How long a terminal task is kept after it settles. Default 1 hour.
     pub terminal_task_ttl: Duration,
     /// The most tasks held at once (per tenant in a tenant-aware store). Past it the oldest
@@ -35,6 +43,7 @@ impl Default for TaskStoreConfig {
         Self {
             idempotency_key_ttl: Duration::from_secs(24 * 60 * 60),
             max_idempotency_keys: 100_000,
+            max_idempotency_keys_per_holder: 10_000,
             terminal_task_ttl: Duration::from_secs(60 * 60),
             max_tasks: 10_000,
         }
@@ -66,6 +75,19 @@ impl TaskStoreConfig {
     /// ```
     pub fn with_max_idempotency_keys(mut self, max: usize) -> Self {
         self.max_idempotency_keys = max;
+        self
+    }
+
+    /// Sets [`TaskStoreConfig::max_idempotency_keys_per_holder`].
+    ///
+    /// ```
+    /// use a2a_protocol_server::store::TaskStoreConfig;
+    ///
+    /// let config = TaskStoreConfig::default().with_max_idempotency_keys_per_holder(50);
+    /// assert_eq!(config.max_idempotency_keys_per_holder, 50);
+    /// ```
+    pub fn with_max_idempotency_keys_per_holder(mut self, max: usize) -> Self {
+        self.max_idempotency_keys_per_holder = max;
         self
     }
 

@@ -6,12 +6,13 @@
 //! claim into a scan of every held key. Each key is hashed once, when it is claimed, and keeps
 //! its hash, so growing the index moves keys without hashing them again.
 
+use std::collections::HashMap;
 use std::hash::{BuildHasher, BuildHasherDefault, Hash, Hasher, RandomState};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use a2a_protocol_types::TaskId;
 use hashlink::LinkedHashMap;
-use hashlink::linked_hash_map::Entry;
 
 use super::{ClaimOutcome, KeyClaim, StoreError};
 
@@ -20,8 +21,26 @@ type KeyHasher = RandomState;
 
 /// The keys held in one namespace.
 pub(crate) struct KeyIndex {
-    entries: LinkedHashMap<HeldKey, Instant, BuildHasherDefault<StoredHash>>,
+    entries: LinkedHashMap<HeldKey, Held, BuildHasherDefault<StoredHash>>,
     hasher: KeyHasher,
+    /// How many keys each holder has, for the per-holder quota.
+    holders: HashMap<Arc<str>, Holder>,
+}
+
+/// When a held key expires, and whose quota it counts against.
+struct Held {
+    expires_at: Instant,
+    charged_to: Option<Arc<str>>,
+}
+
+/// One holder's share of the index.
+struct Holder {
+    /// The holder's name, shared by every key it holds.
+    shared: Arc<str>,
+    held: usize,
+    /// When the holder's oldest key expires, found when the holder was last refused, so a
+    /// client hammering at its quota costs one scan, not one per request.
+    room_at: Option<Instant>,
 }
 
 impl KeyIndex {
@@ -29,46 +48,123 @@ impl KeyIndex {
         Self {
             entries: LinkedHashMap::default(),
             hasher: KeyHasher::new(),
+            holders: HashMap::new(),
         }
     }
 
     /// Claims `claim`'s key for its message and task, unless the key is held: then the answer
     /// is a replay (same message) or a conflict (another message). Expired keys are dropped
-    /// first; a new key past `max` held is refused.
+    /// first. A new key past `max` held is refused until the oldest key expires; so is a new
+    /// key of a holder that has `per_holder` keys already while the index is at least half
+    /// full, until that holder's oldest key expires. A client alone may use half the index;
+    /// once others need room, no one holds more than their share.
     pub(crate) fn claim(
         &mut self,
         claim: &KeyClaim,
         ttl: Duration,
         max: usize,
+        per_holder: usize,
     ) -> Result<ClaimOutcome, StoreError> {
         let now = Instant::now();
         while self
             .entries
             .front()
-            .is_some_and(|(_, expires_at)| *expires_at <= now)
+            .is_some_and(|(_, held)| held.expires_at <= now)
         {
-            self.entries.pop_front();
+            if let Some((_, held)) = self.entries.pop_front() {
+                self.forget(held.charged_to.as_deref());
+            }
         }
-        let full = self.entries.len() >= max;
         let key = self
             .held(claim)
             .ok_or(StoreError::CapacityExceeded("idempotency key length"))?;
-        let slot = match self.entries.entry(key) {
-            Entry::Occupied(held) => {
-                let held = held.key();
-                return Ok(if held.message_id() == claim.message_id.as_str() {
-                    ClaimOutcome::Replay(TaskId::new(held.task_id()))
-                } else {
-                    ClaimOutcome::Conflict
-                });
-            }
-            Entry::Vacant(slot) => slot,
-        };
-        if full {
-            return Err(StoreError::CapacityExceeded("idempotency keys"));
+        if let Some((held, _)) = self.entries.get_key_value(&key) {
+            return Ok(if held.message_id() == claim.message_id.as_str() {
+                ClaimOutcome::Replay(TaskId::new(held.task_id()))
+            } else {
+                ClaimOutcome::Conflict
+            });
         }
-        slot.insert(now + ttl);
+        if self.entries.len() >= max {
+            let room_at = self
+                .entries
+                .front()
+                .map_or(now, |(_, held)| held.expires_at);
+            return Err(StoreError::FullUntil {
+                what: "idempotency keys",
+                retry_after: room_at.saturating_duration_since(now),
+            });
+        }
+        let crowded = self.entries.len() >= max / 2;
+        let charged_to = match claim.charged_to.as_deref() {
+            None => None,
+            Some(name) => Some(self.charge(name, per_holder, crowded, now)?),
+        };
+        self.entries.insert(
+            key,
+            Held {
+                expires_at: now + ttl,
+                charged_to,
+            },
+        );
         Ok(ClaimOutcome::Claimed)
+    }
+
+    /// Counts one more key against `name`, or refuses it at the quota when the index is
+    /// `crowded`.
+    fn charge(
+        &mut self,
+        name: &str,
+        per_holder: usize,
+        crowded: bool,
+        now: Instant,
+    ) -> Result<Arc<str>, StoreError> {
+        if !self.holders.contains_key(name) {
+            let shared: Arc<str> = Arc::from(name);
+            let holder = Holder {
+                shared: Arc::clone(&shared),
+                held: 0,
+                room_at: None,
+            };
+            self.holders.insert(shared, holder);
+        }
+        let Some(holder) = self.holders.get_mut(name) else {
+            return Err(StoreError::Corrupt("a key holder vanished".into()));
+        };
+        if holder.held < per_holder || !crowded {
+            holder.held += 1;
+            return Ok(Arc::clone(&holder.shared));
+        }
+        let room_at = match holder.room_at {
+            Some(at) if at > now => at,
+            _ => {
+                let at = self
+                    .entries
+                    .values()
+                    .find(|held| held.charged_to.as_deref() == Some(name))
+                    .map_or(now, |held| held.expires_at);
+                holder.room_at = Some(at);
+                at
+            }
+        };
+        Err(StoreError::FullUntil {
+            what: "idempotency keys held by this caller",
+            retry_after: room_at.saturating_duration_since(now),
+        })
+    }
+
+    /// One key fewer against `name`; a holder with none left is dropped.
+    fn forget(&mut self, name: Option<&str>) {
+        let Some(name) = name else {
+            return;
+        };
+        if let Some(holder) = self.holders.get_mut(name) {
+            holder.held = holder.held.saturating_sub(1);
+            holder.room_at = None;
+            if holder.held == 0 {
+                self.holders.remove(name);
+            }
+        }
     }
 
     /// Frees `claim`'s key if it is still held for `claim`'s task.
@@ -81,7 +177,9 @@ impl KeyIndex {
             .get_key_value(&key)
             .is_some_and(|(held, _)| held.task_id() == claim.task_id.as_str());
         if ours {
-            self.entries.remove(&key);
+            if let Some(held) = self.entries.remove(&key) {
+                self.forget(held.charged_to.as_deref());
+            }
         }
     }
 
@@ -93,8 +191,8 @@ impl KeyIndex {
     /// Who holds `claim`'s key, if a live holder does; takes nothing.
     pub(crate) fn find(&self, claim: &KeyClaim) -> Option<ClaimOutcome> {
         let key = self.held(claim)?;
-        let (held, expires_at) = self.entries.get_key_value(&key)?;
-        if *expires_at <= Instant::now() {
+        let (held, entry) = self.entries.get_key_value(&key)?;
+        if entry.expires_at <= Instant::now() {
             return None;
         }
         Some(if held.message_id() == claim.message_id.as_str() {
@@ -239,6 +337,7 @@ mod tests {
             key: "k".repeat(16),
             message_id: "m".into(),
             task_id: "t".into(),
+            charged_to: None,
         }
     }
 
@@ -290,13 +389,13 @@ mod tests {
             .collect();
         for c in &claims {
             assert_eq!(
-                index.claim(c, DAY, usize::MAX).expect("room"),
+                index.claim(c, DAY, usize::MAX, usize::MAX).expect("room"),
                 ClaimOutcome::Claimed
             );
         }
         for c in &claims {
             assert_eq!(
-                index.claim(c, DAY, usize::MAX).expect("room"),
+                index.claim(c, DAY, usize::MAX, usize::MAX).expect("room"),
                 ClaimOutcome::Replay(c.task_id.clone())
             );
         }
@@ -312,7 +411,7 @@ mod tests {
             ..claim("acme", Some("alice"))
         };
         assert_eq!(
-            index.claim(&first, DAY, 10).ok(),
+            index.claim(&first, DAY, 10, 10).ok(),
             Some(ClaimOutcome::Claimed)
         );
         let retry = KeyClaim {
@@ -320,7 +419,7 @@ mod tests {
             ..first.clone()
         };
         assert_eq!(
-            index.claim(&retry, DAY, 10).ok(),
+            index.claim(&retry, DAY, 10, 10).ok(),
             Some(ClaimOutcome::Replay("task-a".into()))
         );
         let other = KeyClaim {
@@ -328,7 +427,7 @@ mod tests {
             ..retry.clone()
         };
         assert_eq!(
-            index.claim(&other, DAY, 10).ok(),
+            index.claim(&other, DAY, 10, 10).ok(),
             Some(ClaimOutcome::Conflict)
         );
         // Only the holder's task frees it.
@@ -346,13 +445,76 @@ mod tests {
             task_id: "t-b".into(),
             ..claim("b", None)
         };
-        assert_eq!(index.claim(&a, DAY, 10).ok(), Some(ClaimOutcome::Claimed));
-        assert_eq!(index.claim(&b, DAY, 10).ok(), Some(ClaimOutcome::Claimed));
+        assert_eq!(
+            index.claim(&a, DAY, 10, 10).ok(),
+            Some(ClaimOutcome::Claimed)
+        );
+        assert_eq!(
+            index.claim(&b, DAY, 10, 10).ok(),
+            Some(ClaimOutcome::Claimed)
+        );
         index.release(&a);
         assert_eq!(index.len(), 1);
         assert_eq!(
-            index.claim(&b, DAY, 10).ok(),
+            index.claim(&b, DAY, 10, 10).ok(),
             Some(ClaimOutcome::Replay("t-b".into()))
         );
+    }
+
+    #[test]
+    fn a_holder_at_its_quota_gets_room_back_as_its_keys_go() {
+        let of = |holder: Option<&str>, key: char, task: &str| KeyClaim {
+            key: key.to_string().repeat(16),
+            task_id: task.into(),
+            charged_to: holder.map(Into::into),
+            ..claim("", None)
+        };
+        let claimed = |index: &mut KeyIndex, claim: &KeyClaim, max: usize| {
+            index.claim(claim, DAY, max, 2).ok() == Some(ClaimOutcome::Claimed)
+        };
+        // Alone in a roomy index, a holder may pass its share.
+        let mut roomy = KeyIndex::new();
+        for (i, key) in ['a', 'b', 'c'].into_iter().enumerate() {
+            assert!(claimed(
+                &mut roomy,
+                &of(Some("alice"), key, &format!("t{i}")),
+                100
+            ));
+        }
+        // Half full (3 of 6), a holder with its two keys is refused until its oldest expires.
+        let mut index = KeyIndex::new();
+        assert!(claimed(&mut index, &of(Some("bob"), 'a', "t0"), 6));
+        assert!(claimed(&mut index, &of(Some("alice"), 'b', "t1"), 6));
+        assert!(claimed(&mut index, &of(Some("alice"), 'c', "t2"), 6));
+        let third = of(Some("alice"), 'd', "t3");
+        match index.claim(&third, DAY, 6, 2) {
+            Err(StoreError::FullUntil { what, retry_after }) => {
+                assert_eq!(what, "idempotency keys held by this caller");
+                assert!(
+                    retry_after > DAY - Duration::from_secs(60),
+                    "{retry_after:?}"
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+        // A retry of a held key still replays; others below their share still claim.
+        assert!(matches!(
+            index.claim(&of(Some("alice"), 'b', "t1"), DAY, 6, 2),
+            Ok(ClaimOutcome::Replay(_))
+        ));
+        assert!(claimed(&mut index, &of(Some("bob"), 'e', "t4"), 6));
+        assert!(claimed(&mut index, &of(None, 'f', "t5"), 6));
+        // Released, a key makes room for its holder.
+        index.release(&of(Some("alice"), 'c', "t2"));
+        assert!(claimed(&mut index, &third, 6));
+        // Expired, a key leaves its holder's count.
+        let mut brief = KeyIndex::new();
+        assert!(
+            brief
+                .claim(&of(Some("carol"), 'g', "t6"), Duration::ZERO, 2, 1)
+                .is_ok()
+        );
+        assert!(claimed(&mut brief, &of(Some("carol"), 'h', "t7"), 2));
+        assert_eq!(brief.holders.get("carol").map(|h| h.held), Some(1));
     }
 }

@@ -78,6 +78,7 @@ impl InMemoryTaskStore {
     ///     key: "8f14e45fceea167a5a36dedd4bea2543".into(),
     ///     message_id: "m-1".into(),
     ///     task_id: "t-1".into(),
+    ///     charged_to: None,
     /// };
     /// store.claim_idempotency_key(&claim).await?;
     /// assert_eq!(store.idempotency_key_count(), 1);

@@ -70,6 +70,7 @@ pub struct KeyScope {
 ///     key: "8f14e45fceea167a5a36dedd4bea2543".into(),
 ///     message_id: "m-1".into(),
 ///     task_id: "t-1".into(),
+///     charged_to: None,
 /// };
 /// assert!(claim.scope.tenant.is_empty(), "no tenant");
 /// ```
@@ -83,6 +84,11 @@ pub struct KeyClaim {
     pub message_id: MessageId,
     /// The id the task will have if this claim wins.
     pub task_id: TaskId,
+    /// Whose quota of held keys this key counts against: the authenticated caller, else the
+    /// client's address; `None` when neither is known. It never changes what the key means
+    /// (that is [`KeyClaim::scope`]), only who may hold how many (see
+    /// [`TaskStoreConfig::max_idempotency_keys_per_holder`]).
+    pub charged_to: Option<String>,
 }
 
 /// What a claim found.
@@ -98,6 +104,7 @@ pub struct KeyClaim {
 ///     key: "8f14e45fceea167a5a36dedd4bea2543".into(),
 ///     message_id: message.into(),
 ///     task_id: task.into(),
+///     charged_to: None,
 /// };
 /// assert_eq!(store.claim_idempotency_key(&claim("m-1", "t-1")).await?, ClaimOutcome::Claimed);
 /// assert_eq!(
@@ -192,6 +199,15 @@ pub enum StoreError {
     /// A bounded store is full of entries it may not evict; retry later.
     #[error("task store is at capacity: {0}")]
     CapacityExceeded(&'static str),
+    /// A bounded store is full of entries it may not evict until `retry_after` has passed,
+    /// when the first of them expires.
+    #[error("task store is at capacity: {what}; room in {retry_after:?}")]
+    FullUntil {
+        /// What is full.
+        what: &'static str,
+        /// When room frees up, at the earliest.
+        retry_after: Duration,
+    },
     /// The store does not implement the operation.
     #[error("the task store does not support this operation")]
     Unsupported,
@@ -220,6 +236,13 @@ impl From<StoreError> for A2aError {
             StoreError::CapacityExceeded(what) => A2aError::resource_exhausted(
                 format!("the server is at capacity ({what}); nothing ran, retry later"),
                 STORE_RETRY_AFTER,
+            ),
+            StoreError::FullUntil { what, retry_after } => A2aError::resource_exhausted(
+                format!(
+                    "the server is at capacity ({what}); nothing ran, retry in {} s",
+                    retry_after.as_secs_f64().ceil().max(1.0)
+                ),
+                retry_after.max(STORE_RETRY_AFTER),
             ),
             StoreError::Unsupported => {
                 A2aError::unsupported_operation("the task store does not support this operation")
@@ -459,6 +482,7 @@ pub trait TaskStore: Send + Sync + 'static {
     ///     key: "8f14e45fceea167a5a36dedd4bea2543".into(),
     ///     message_id: "m-1".into(),
     ///     task_id: "t-1".into(),
+    ///     charged_to: None,
     /// };
     /// assert_eq!(InMemoryTaskStore::new().claim_idempotency_key(&claim).await?, ClaimOutcome::Claimed);
     /// # Ok(())
@@ -483,6 +507,7 @@ pub trait TaskStore: Send + Sync + 'static {
     ///     key: "8f14e45fceea167a5a36dedd4bea2543".into(),
     ///     message_id: "m-1".into(),
     ///     task_id: "t-1".into(),
+    ///     charged_to: None,
     /// };
     /// store.claim_idempotency_key(&claim).await?;
     /// store.release_idempotency_key(&claim).await?; // The send failed before the agent started.
@@ -509,6 +534,7 @@ pub trait TaskStore: Send + Sync + 'static {
     ///     key: "8f14e45fceea167a5a36dedd4bea2543".into(),
     ///     message_id: "m-1".into(),
     ///     task_id: "t-1".into(),
+    ///     charged_to: None,
     /// };
     /// assert_eq!(store.find_idempotency_key(&claim).await?, None, "free");
     /// store.claim_idempotency_key(&claim).await?;

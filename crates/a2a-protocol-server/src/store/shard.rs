@@ -225,6 +225,7 @@ impl Shard {
             claim,
             self.config.idempotency_key_ttl,
             self.config.max_idempotency_keys,
+            self.config.max_idempotency_keys_per_holder,
         )
     }
 

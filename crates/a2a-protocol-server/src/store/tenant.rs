@@ -93,6 +93,7 @@ impl TenantAwareInMemoryTaskStore {
     ///     key: "8f14e45fceea167a5a36dedd4bea2543".into(),
     ///     message_id: "m-1".into(),
     ///     task_id: "t-1".into(),
+    ///     charged_to: None,
     /// };
     /// store.claim_idempotency_key(&claim).await?;
     /// assert_eq!((store.idempotency_key_count("acme"), store.idempotency_key_count("other")), (1, 0));

@@ -217,6 +217,7 @@ impl<'a> TaskWrite<'a> {
     ///     key: "8f14e45fceea167a5a36dedd4bea2543".into(),
     ///     message_id: "m-1".into(),
     ///     task_id: "t-1".into(),
+    ///     charged_to: None,
     /// };
     /// assert!(TaskWrite::create("", &task).with_claim(Some(&claim)).claim.is_some());
     /// ```
