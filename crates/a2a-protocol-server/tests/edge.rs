@@ -420,3 +420,36 @@ fn random_identifiers_never_produce_a_server_error_on_any_store() {
         panic!("{failure}");
     }
 }
+
+#[tokio::test]
+async fn a_flood_of_tenant_names_is_bounded() {
+    use a2a_protocol_server::store::{TaskStoreConfig, TenantAwareInMemoryTaskStore};
+    let store = Arc::new(TenantAwareInMemoryTaskStore::with_config(
+        TaskStoreConfig::default().with_max_tenants(50),
+    ));
+    let server = serve_handler(handler_with_store(CountingAgent::new(), store.clone())).await;
+    let (mut accepted, mut refused) = (0, 0);
+    for i in 0..500 {
+        let mut params = send_params(&format!("m-{i}"), "hi");
+        params["tenant"] = json!(format!("tenant-{i}"));
+        match call(Binding::Rest, &server.base, "SendMessage", params).await {
+            Ok(_) => accepted += 1,
+            Err(error) => {
+                assert_eq!(error.status, 503, "{}", error.body);
+                refused += 1;
+            }
+        }
+    }
+    println!(
+        "tenant flood: 500 new tenant names; {accepted} accepted, {refused} refused with 503; {} tenants held",
+        store.tenant_count()
+    );
+    assert_eq!(accepted, 50);
+    assert!(store.tenant_count() <= 50);
+    // A tenant already held is served as before.
+    let mut params = send_params("m-again", "hi");
+    params["tenant"] = json!("tenant-7");
+    call(Binding::Rest, &server.base, "SendMessage", params)
+        .await
+        .expect("a held tenant still works");
+}

@@ -362,3 +362,51 @@ async fn a_tenant_aware_store_keeps_tenants_apart_with_limits_each() {
     );
     assert_eq!(store.idempotency_key_count("a"), 1);
 }
+
+#[tokio::test]
+async fn a_tenant_aware_store_holds_a_bounded_number_of_tenants() {
+    let store = TenantAwareInMemoryTaskStore::with_config(
+        TaskStoreConfig::default()
+            .with_max_tenants(3)
+            .with_terminal_task_ttl(Duration::ZERO),
+    );
+    // Three tenants with a running task each fill it.
+    for tenant in ["a", "b", "c"] {
+        store
+            .save(tenant, &task("t-1", TaskState::Working))
+            .await
+            .expect("room");
+    }
+    let refused = store.save("d", &task("t-1", TaskState::Working)).await;
+    assert!(
+        matches!(refused, Err(StoreError::CapacityExceeded("tenants"))),
+        "{refused:?}"
+    );
+    let refused = store
+        .claim_idempotency_key(&claim("d", KEY, "m", "t"))
+        .await;
+    assert!(refused.is_err(), "a key for a new tenant is refused too");
+    // A tenant whose tasks are done and gone makes room; the others stay.
+    store
+        .save("b", &task("t-1", TaskState::Completed))
+        .await
+        .expect("an update of a held tenant");
+    store
+        .save("d", &task("t-1", TaskState::Working))
+        .await
+        .expect("room made by the tenant with nothing left");
+    assert_eq!(store.tenant_count(), 3);
+    for tenant in ["a", "c", "d"] {
+        assert!(
+            store
+                .get(tenant, &"t-1".into())
+                .await
+                .expect("get")
+                .is_some(),
+            "{tenant} kept its task"
+        );
+    }
+    // Reading an unknown tenant makes no tenant.
+    assert!(store.get("zz", &"t-1".into()).await.expect("get").is_none());
+    assert_eq!(store.tenant_count(), 3);
+}

@@ -36,6 +36,10 @@ pub struct TaskStoreConfig {
     /// The most tasks held at once (per tenant in a tenant-aware store). Past it the oldest
     /// terminal tasks are evicted; a running task never is. Default 10 000.
     pub max_tasks: usize,
+    /// The most tenants a tenant-aware in-memory store holds at once. A tenant with no task
+    /// and no key left makes room for a new one; past it, a write for a new tenant is refused
+    /// as temporarily unavailable. Default 10 000.
+    pub max_tenants: usize,
 }
 
 impl Default for TaskStoreConfig {
@@ -46,6 +50,7 @@ impl Default for TaskStoreConfig {
             max_idempotency_keys_per_holder: 10_000,
             terminal_task_ttl: Duration::from_secs(60 * 60),
             max_tasks: 10_000,
+            max_tenants: 10_000,
         }
     }
 }
@@ -115,6 +120,18 @@ impl TaskStoreConfig {
     /// ```
     pub fn with_max_tasks(mut self, max: usize) -> Self {
         self.max_tasks = max;
+        self
+    }
+
+    /// Sets [`TaskStoreConfig::max_tenants`].
+    ///
+    /// ```
+    /// use a2a_protocol_server::store::TaskStoreConfig;
+    ///
+    /// assert_eq!(TaskStoreConfig::default().with_max_tenants(100).max_tenants, 100);
+    /// ```
+    pub fn with_max_tenants(mut self, max: usize) -> Self {
+        self.max_tenants = max;
         self
     }
 }

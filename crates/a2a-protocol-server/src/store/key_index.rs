@@ -66,15 +66,7 @@ impl KeyIndex {
         per_holder: usize,
     ) -> Result<ClaimOutcome, StoreError> {
         let now = Instant::now();
-        while self
-            .entries
-            .front()
-            .is_some_and(|(_, held)| held.expires_at <= now)
-        {
-            if let Some((_, held)) = self.entries.pop_front() {
-                self.forget(held.charged_to.as_deref());
-            }
-        }
+        self.expire(now);
         let key = self
             .held(claim)
             .ok_or(StoreError::CapacityExceeded("idempotency key length"))?;
@@ -108,6 +100,19 @@ impl KeyIndex {
             },
         );
         Ok(ClaimOutcome::Claimed)
+    }
+
+    /// Drops the keys expired by `now`.
+    pub(crate) fn expire(&mut self, now: Instant) {
+        while self
+            .entries
+            .front()
+            .is_some_and(|(_, held)| held.expires_at <= now)
+        {
+            if let Some((_, held)) = self.entries.pop_front() {
+                self.forget(held.charged_to.as_deref());
+            }
+        }
     }
 
     /// Counts one more key against `name`, or refuses it at the quota when the index is

@@ -238,6 +238,14 @@ impl Shard {
     }
 
     /// How many keys are held (expired ones included until the next claim drops them).
+    /// Whether nothing is left once what has expired is dropped: no task and no key.
+    pub(crate) fn is_empty_after_expiry(&mut self) -> bool {
+        let now = Instant::now();
+        self.expire_terminal_tasks(now);
+        self.keys.expire(now);
+        self.tasks.is_empty() && self.keys.len() == 0
+    }
+
     pub(crate) fn key_count(&self) -> usize {
         self.keys.len()
     }

@@ -66,14 +66,41 @@ impl TenantAwareInMemoryTaskStore {
         }
     }
 
-    fn shard(&self, tenant: &str) -> Arc<Mutex<Shard>> {
+    /// The tenant's namespace, made if it is new and there is room: at
+    /// [`TaskStoreConfig::max_tenants`], tenants with nothing left are dropped first.
+    fn shard(&self, tenant: &str) -> Result<Arc<Mutex<Shard>>, StoreError> {
         let mut tenants = lock(&self.tenants);
         if let Some(shard) = tenants.get(tenant) {
-            return Arc::clone(shard);
+            return Ok(Arc::clone(shard));
+        }
+        if tenants.len() >= self.config.max_tenants {
+            // Only a namespace nobody holds right now may go: every holder got it from this
+            // map under this lock, so a count of one means no write is under way in it.
+            tenants.retain(|_, shard| {
+                Arc::strong_count(shard) > 1
+                    || !shard
+                        .try_lock()
+                        .map(|mut s| s.is_empty_after_expiry())
+                        .unwrap_or(false)
+            });
+            if tenants.len() >= self.config.max_tenants {
+                return Err(StoreError::CapacityExceeded("tenants"));
+            }
         }
         let shard = Arc::new(Mutex::new(Shard::new(self.config.clone())));
         tenants.insert(tenant.to_owned(), Arc::clone(&shard));
-        shard
+        Ok(shard)
+    }
+
+    /// How many tenants the store holds now.
+    ///
+    /// ```
+    /// use a2a_protocol_server::store::TenantAwareInMemoryTaskStore;
+    ///
+    /// assert_eq!(TenantAwareInMemoryTaskStore::new().tenant_count(), 0);
+    /// ```
+    pub fn tenant_count(&self) -> usize {
+        lock(&self.tenants).len()
     }
 
     fn existing(&self, tenant: &str) -> Option<Arc<Mutex<Shard>>> {
@@ -125,11 +152,11 @@ impl TaskStore for TenantAwareInMemoryTaskStore {
     }
 
     async fn save(&self, tenant: &str, task: &Task) -> Result<(), StoreError> {
-        lock(&self.shard(tenant)).save(Arc::new(task.clone()))
+        lock(&*self.shard(tenant)?).save(Arc::new(task.clone()))
     }
 
     async fn save_shared(&self, tenant: &str, task: &Arc<Task>) -> Result<(), StoreError> {
-        lock(&self.shard(tenant)).save(Arc::clone(task))
+        lock(&*self.shard(tenant)?).save(Arc::clone(task))
     }
 
     async fn list(&self, tenant: &str, query: &TaskQuery) -> Result<TaskPage, StoreError> {
@@ -144,7 +171,7 @@ impl TaskStore for TenantAwareInMemoryTaskStore {
     }
 
     async fn write(&self, write: &TaskWrite<'_>) -> Result<WriteOutcome, StoreError> {
-        lock(&self.shard(write.tenant)).write(write)
+        lock(&*self.shard(write.tenant)?).write(write)
     }
 
     async fn load_if_changed(
@@ -163,7 +190,7 @@ impl TaskStore for TenantAwareInMemoryTaskStore {
     }
 
     async fn claim_idempotency_key(&self, claim: &KeyClaim) -> Result<ClaimOutcome, StoreError> {
-        lock(&self.shard(&claim.scope.tenant)).claim(claim)
+        lock(&*self.shard(&claim.scope.tenant)?).claim(claim)
     }
 
     async fn release_idempotency_key(&self, claim: &KeyClaim) -> Result<(), StoreError> {
