@@ -31,6 +31,10 @@ pub(crate) struct Keep {
     /// address) may hold once the key index is half full [default: 10000].
     #[arg(long)]
     pub(crate) max_keys_per_caller: Option<usize>,
+    /// In memory: how many MiB of task content (messages, artifacts) are held at most; the
+    /// oldest finished tasks make room [default: 256].
+    #[arg(long)]
+    pub(crate) max_task_mib: Option<usize>,
 }
 
 impl Keep {
@@ -55,6 +59,9 @@ impl Keep {
         }
         if let Some(max) = self.max_keys_per_caller {
             config = config.with_max_idempotency_keys_per_holder(max);
+        }
+        if let Some(mib) = self.max_task_mib {
+            config = config.with_max_task_bytes(mib.saturating_mul(1024 * 1024));
         }
         config
     }

@@ -59,3 +59,68 @@ async fn an_idle_socket_flood_past_the_file_limit_does_not_stop_the_server() {
     assert_eq!(state, "TASK_STATE_COMPLETED", "{answer:?}");
     drop(flood);
 }
+
+/// The server's resident memory, from `/proc`, in MiB.
+fn rss_mib(pid: u32) -> u64 {
+    let status =
+        std::fs::read_to_string(format!("/proc/{pid}/status")).expect("the server's status");
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmRSS:"))
+        .and_then(|rest| {
+            rest.trim()
+                .trim_end_matches("kB")
+                .trim()
+                .parse::<u64>()
+                .ok()
+        })
+        .map_or(0, |kib| kib / 1024)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn byte_heavy_keyed_sends_stay_within_the_task_budget() {
+    let server = Server::start("memory:", &["--max-task-mib", "64"]);
+    let client = reqwest::Client::builder()
+        .timeout(PATIENCE)
+        .build()
+        .expect("client");
+    let text = "x".repeat(3_500_000);
+    let before = rss_mib(server.child.id());
+    let mut peak = before;
+    let mut completed = 0;
+    // 60 sends of 3.5 MB each, every task holding it three times (the message, the echo in
+    // the history and in the status): 630 MB against a budget of 64 MiB.
+    for _ in 0..60 {
+        let body = json!({
+            "jsonrpc": "2.0", "id": 1, "method": "SendMessage",
+            "params": {"message": {
+                "messageId": uuid::Uuid::new_v4().to_string(), "role": "ROLE_USER",
+                "parts": [{"text": text}],
+                "metadata": {"a2a-rust.com/idempotency-key": a2a_protocol_types::idempotency::generate_key()},
+            }},
+        });
+        let answer: Value = client
+            .post(format!("{}/", server.base))
+            .header("A2A-Version", "1.0")
+            .json(&body)
+            .send()
+            .await
+            .expect("sent")
+            .json()
+            .await
+            .expect("JSON");
+        if answer["result"]["task"]["status"]["state"] == "TASK_STATE_COMPLETED" {
+            completed += 1;
+        }
+        peak = peak.max(rss_mib(server.child.id()));
+    }
+    let fresh = fresh_send_answered(&server.base).await;
+    println!(
+        "byte-heavy sends: 60 keyed sends of 3.5 MB against a 64 MiB task budget; {completed} completed; RSS {before} MiB before, peak {peak} MiB; fresh send answered: {}",
+        fresh.is_ok()
+    );
+    assert_eq!(completed, 60, "finished tasks make room for new ones");
+    // The budget, plus room for requests in flight and the process itself.
+    assert!(peak < 64 + 192, "peak RSS {peak} MiB");
+    assert!(fresh.is_ok());
+}

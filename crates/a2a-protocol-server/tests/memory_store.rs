@@ -410,3 +410,55 @@ async fn a_tenant_aware_store_holds_a_bounded_number_of_tenants() {
     assert!(store.get("zz", &"t-1".into()).await.expect("get").is_none());
     assert_eq!(store.tenant_count(), 3);
 }
+
+#[tokio::test]
+async fn task_bytes_are_bounded_and_make_room_from_finished_tasks() {
+    let megabyte = |id: &str, state: TaskState, megabytes: usize| {
+        let mut task = task(id, state);
+        task.history.push(a2a_protocol_types::Message::user_text(
+            "x".repeat(megabytes * 1024 * 1024),
+        ));
+        task
+    };
+    let store = InMemoryTaskStore::with_config(
+        TaskStoreConfig::default().with_max_task_bytes(3 * 1024 * 1024 + 4096),
+    );
+    store
+        .save("", &megabyte("done", TaskState::Completed, 1))
+        .await
+        .expect("room");
+    store
+        .save("", &megabyte("running", TaskState::Working, 1))
+        .await
+        .expect("room");
+    // A big new task makes room by evicting the finished one, never the running one.
+    store
+        .save("", &megabyte("big", TaskState::Working, 2))
+        .await
+        .expect("room made from the finished task");
+    assert!(store.get("", &"done".into()).await.expect("get").is_none());
+    assert!(
+        store
+            .get("", &"running".into())
+            .await
+            .expect("get")
+            .is_some()
+    );
+    // With only running tasks left, a write that grows the total is refused...
+    let refused = store
+        .save("", &megabyte("more", TaskState::Working, 1))
+        .await;
+    assert!(
+        matches!(refused, Err(StoreError::CapacityExceeded("task bytes"))),
+        "{refused:?}"
+    );
+    // ...but one that does not grow a task passes, and a finished task frees its bytes.
+    store
+        .save("", &megabyte("running", TaskState::Completed, 1))
+        .await
+        .expect("settling never grows");
+    store
+        .save("", &megabyte("more", TaskState::Working, 1))
+        .await
+        .expect("room from the settled task");
+}

@@ -17,11 +17,43 @@ use crate::TaskIdHasher;
 /// One tenant's live tasks.
 type TenantTasks = HashMap<TaskId, Arc<LiveTask>, TaskIdHasher>;
 
-/// How many tasks whose turn ended are kept, as last written, for their next follow-up.
+/// How many tasks whose turn ended are kept, as last written, for their next follow-up...
 const RECENT_TASKS: usize = 256;
+/// ...and how many bytes of them at most, so large tasks cannot make the cache a memory sink.
+const RECENT_BYTES: usize = 32 * 1024 * 1024;
 
-/// Tasks kept after their turn ended, by tenant and id, with the revision they were written at.
-type RecentTasks = hashlink::LinkedHashMap<(String, TaskId), (Arc<Task>, u64)>;
+/// Tasks kept after their turn ended, by tenant and id, with the revision they were written at
+/// and their size, oldest first; and the bytes they hold together.
+#[derive(Default)]
+struct RecentTasks {
+    tasks: hashlink::LinkedHashMap<(String, TaskId), (Arc<Task>, u64, usize)>,
+    bytes: usize,
+}
+
+impl RecentTasks {
+    fn take(&mut self, key: &(String, TaskId)) -> Option<(Arc<Task>, u64)> {
+        let (task, revision, size) = self.tasks.remove(key)?;
+        self.bytes = self.bytes.saturating_sub(size);
+        Some((task, revision))
+    }
+
+    /// Keeps `task`, dropping the oldest while there are too many or they hold too much.
+    fn keep(&mut self, key: (String, TaskId), task: Arc<Task>, revision: u64) {
+        self.take(&key);
+        let size = crate::store::footprint::task_bytes(&task);
+        if size > RECENT_BYTES {
+            return;
+        }
+        self.tasks.insert(key, (task, revision, size));
+        self.bytes += size;
+        while self.tasks.len() > RECENT_TASKS || self.bytes > RECENT_BYTES {
+            let Some((_, (_, _, dropped))) = self.tasks.pop_front() else {
+                break;
+            };
+            self.bytes = self.bytes.saturating_sub(dropped);
+        }
+    }
+}
 
 /// Events a stream may fall behind by before it is sent a fresh snapshot instead. Events are
 /// shared (`Arc`), so a slot costs a pointer; tasks emit a handful of events a turn.
@@ -249,7 +281,7 @@ impl Registry {
     /// here lately. (Taken, not copied: the turn that takes it is then its only holder, and
     /// lends its history to each change instead of copying it.)
     pub(crate) fn take_recent(&self, tenant: &str, id: &TaskId) -> Option<(Arc<Task>, u64)> {
-        lock(&self.recent).remove(&(tenant.to_owned(), id.clone()))
+        lock(&self.recent).take(&(tenant.to_owned(), id.clone()))
     }
 
     /// The task's live state, if a turn is in progress.
@@ -280,14 +312,16 @@ impl Registry {
         if last {
             let mut state = task.state.lock().await;
             state.events = None;
-            let kept = (Arc::clone(&state.task), state.revision);
+            let (kept, revision) = (Arc::clone(&state.task), state.revision);
             drop(state);
-            let mut recent = lock(&self.recent);
-            recent.insert((task.tenant.clone(), task.task_id.clone()), kept);
-            while recent.len() > RECENT_TASKS {
-                recent.pop_front();
+            // A settled task takes no follow-up: nothing to keep it for.
+            if !kept.status.state.is_terminal() {
+                lock(&self.recent).keep(
+                    (task.tenant.clone(), task.task_id.clone()),
+                    kept,
+                    revision,
+                );
             }
-            drop(recent);
             self.went_idle.notify_waiters();
         }
     }

@@ -40,6 +40,11 @@ pub struct TaskStoreConfig {
     /// and no key left makes room for a new one; past it, a write for a new tenant is refused
     /// as temporarily unavailable. Default 10 000.
     pub max_tenants: usize,
+    /// The most bytes of task content (messages, artifacts, metadata; estimated) held at once,
+    /// across all tenants of a tenant-aware store. Past it the oldest terminal tasks are
+    /// evicted; when only running tasks are left, a write that would grow the total is
+    /// refused as temporarily unavailable. Default 256 MiB.
+    pub max_task_bytes: usize,
 }
 
 impl Default for TaskStoreConfig {
@@ -51,6 +56,7 @@ impl Default for TaskStoreConfig {
             terminal_task_ttl: Duration::from_secs(60 * 60),
             max_tasks: 10_000,
             max_tenants: 10_000,
+            max_task_bytes: 256 * 1024 * 1024,
         }
     }
 }
@@ -120,6 +126,19 @@ impl TaskStoreConfig {
     /// ```
     pub fn with_max_tasks(mut self, max: usize) -> Self {
         self.max_tasks = max;
+        self
+    }
+
+    /// Sets [`TaskStoreConfig::max_task_bytes`].
+    ///
+    /// ```
+    /// use a2a_protocol_server::store::TaskStoreConfig;
+    ///
+    /// let config = TaskStoreConfig::default().with_max_task_bytes(64 * 1024 * 1024);
+    /// assert_eq!(config.max_task_bytes, 64 * 1024 * 1024);
+    /// ```
+    pub fn with_max_task_bytes(mut self, bytes: usize) -> Self {
+        self.max_task_bytes = bytes;
         self
     }
 

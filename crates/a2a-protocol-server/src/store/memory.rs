@@ -55,7 +55,7 @@ impl InMemoryTaskStore {
     /// ```
     pub fn with_config(config: TaskStoreConfig) -> Self {
         Self {
-            shard: Mutex::new(Shard::new(config)),
+            shard: Mutex::new(Shard::new(config, Arc::default())),
         }
     }
 

@@ -13,6 +13,7 @@
 
 mod config;
 mod coordination;
+pub(crate) mod footprint;
 mod key_index;
 mod memory;
 mod page_token;

@@ -6,11 +6,13 @@
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 use a2a_protocol_types::{Task, TaskId};
 use hashlink::LinkedHashMap;
 
+use super::footprint;
 use super::key_index::KeyIndex;
 use super::{
     ClaimOutcome, KeyClaim, PageCursor, StoreError, StoredTask, TaskPage, TaskQuery,
@@ -26,8 +28,10 @@ fn status_millis(task: &Task) -> i64 {
 pub(crate) struct Shard {
     config: TaskStoreConfig,
     /// Shared with the live state of tasks being worked on, so a save copies nothing; each
-    /// with its revision.
-    tasks: HashMap<TaskId, (Arc<Task>, u64), TaskIdHasher>,
+    /// with its revision and its estimated size.
+    tasks: HashMap<TaskId, (Arc<Task>, u64, usize), TaskIdHasher>,
+    /// The task bytes held by this shard and any it shares the budget with.
+    task_bytes: Arc<AtomicUsize>,
     /// (status time, id) of every task, for newest-first listing.
     order: BTreeSet<(i64, TaskId)>,
     /// Terminal tasks, oldest first, with when they were seen terminal.
@@ -36,10 +40,11 @@ pub(crate) struct Shard {
 }
 
 impl Shard {
-    pub(crate) fn new(config: TaskStoreConfig) -> Self {
+    pub(crate) fn new(config: TaskStoreConfig, task_bytes: Arc<AtomicUsize>) -> Self {
         Self {
             config,
             tasks: HashMap::default(),
+            task_bytes,
             order: BTreeSet::new(),
             terminal: LinkedHashMap::default(),
             keys: KeyIndex::new(),
@@ -47,23 +52,23 @@ impl Shard {
     }
 
     pub(crate) fn get(&self, id: &TaskId) -> Option<Task> {
-        self.tasks.get(id).map(|(task, _)| Task::clone(task))
+        self.tasks.get(id).map(|(task, _, _)| Task::clone(task))
     }
 
     pub(crate) fn load(&self, id: &TaskId) -> Option<StoredTask> {
         self.tasks
             .get(id)
-            .map(|(task, revision)| StoredTask::new(Task::clone(task), *revision))
+            .map(|(task, revision, _)| StoredTask::new(Task::clone(task), *revision))
     }
 
     /// The task unless it is still at `revision` (see [`super::Loaded`]).
     pub(crate) fn load_if_changed(&self, id: &TaskId, revision: u64) -> super::Loaded {
         match self.tasks.get(id) {
             None => super::Loaded::Missing,
-            Some((task, current)) if *current == revision => {
+            Some((task, current, _)) if *current == revision => {
                 super::Loaded::Unchanged(StoredTask::new(super::write::head_of(task), revision))
             }
-            Some((task, current)) => {
+            Some((task, current, _)) => {
                 super::Loaded::Changed(StoredTask::new(Task::clone(task), *current))
             }
         }
@@ -74,7 +79,7 @@ impl Shard {
         let current = self
             .tasks
             .get(&write.task.id)
-            .map(|(task, revision)| (*revision, task.status.state.is_terminal()));
+            .map(|(task, revision, _)| (*revision, task.status.state.is_terminal()));
         // A terminal task is never written over.
         let revision = match (write.expected, current) {
             (None, None) => 1,
@@ -84,25 +89,52 @@ impl Shard {
         if current.is_none() {
             self.make_room()?;
         }
+        let size = footprint::task_bytes(write.task);
+        self.make_room_for_bytes(&write.task.id, size)?;
         if let Some(claim) = write.claim {
             match self.claim(claim)? {
                 ClaimOutcome::Claimed => {}
                 held => return Ok(WriteOutcome::KeyHeld(held)),
             }
         }
-        self.put(Arc::clone(write.task), revision);
+        self.put(Arc::clone(write.task), revision, size);
         Ok(WriteOutcome::Written)
     }
 
     pub(crate) fn save(&mut self, task: Arc<Task>) -> Result<(), StoreError> {
         let revision = match self.tasks.get(&task.id) {
-            Some((_, revision)) => revision + 1,
+            Some((_, revision, _)) => revision + 1,
             None => {
                 self.make_room()?;
                 1
             }
         };
-        self.put(task, revision);
+        let size = footprint::task_bytes(&task);
+        self.make_room_for_bytes(&task.id, size)?;
+        self.put(task, revision, size);
+        Ok(())
+    }
+
+    /// Room for task `id` to hold `size` bytes: the oldest terminal tasks go while the budget
+    /// would be exceeded; a live task is never evicted, so with only live tasks left a write
+    /// that grows the total is refused. A write that does not grow the task always passes.
+    fn make_room_for_bytes(&mut self, id: &TaskId, size: usize) -> Result<(), StoreError> {
+        let before = self.tasks.get(id).map_or(0, |(_, _, bytes)| *bytes);
+        let Some(growth) = size.checked_sub(before).filter(|g| *g > 0) else {
+            return Ok(());
+        };
+        self.expire_terminal_tasks(Instant::now());
+        while self.task_bytes.load(Ordering::Relaxed) + growth > self.config.max_task_bytes {
+            let oldest_other = self
+                .terminal
+                .front()
+                .map(|(oldest, _)| oldest.clone())
+                .filter(|oldest| oldest != id);
+            match oldest_other {
+                Some(oldest) => self.remove_task(&oldest),
+                None => return Err(StoreError::CapacityExceeded("task bytes")),
+            }
+        }
         Ok(())
     }
 
@@ -116,10 +148,10 @@ impl Shard {
         Ok(())
     }
 
-    fn put(&mut self, task: Arc<Task>, revision: u64) {
+    fn put(&mut self, task: Arc<Task>, revision: u64, size: usize) {
         let now = Instant::now();
         let millis = status_millis(&task);
-        let previous = self.tasks.get(&task.id).map(|(t, _)| status_millis(t));
+        let previous = self.tasks.get(&task.id).map(|(t, _, _)| status_millis(t));
         match previous {
             // The list order changes only when the status time does.
             Some(before) if before == millis => {}
@@ -139,15 +171,20 @@ impl Shard {
             self.terminal.remove(&task.id);
         }
         match self.tasks.get_mut(&task.id) {
-            Some(slot) => *slot = (task, revision),
+            Some(slot) => {
+                self.task_bytes.fetch_sub(slot.2, Ordering::Relaxed);
+                *slot = (task, revision, size);
+            }
             None => {
-                self.tasks.insert(task.id.clone(), (task, revision));
+                self.tasks.insert(task.id.clone(), (task, revision, size));
             }
         }
+        self.task_bytes.fetch_add(size, Ordering::Relaxed);
     }
 
     fn remove_task(&mut self, id: &TaskId) {
-        if let Some((task, _)) = self.tasks.remove(id) {
+        if let Some((task, _, size)) = self.tasks.remove(id) {
+            self.task_bytes.fetch_sub(size, Ordering::Relaxed);
             self.order.remove(&(status_millis(&task), id.clone()));
         }
         self.terminal.remove(id);
@@ -188,7 +225,7 @@ impl Shard {
         let mut page = Vec::new();
         let mut next = None;
         for (millis, id) in self.order.iter().rev() {
-            let Some((task, _)) = self.tasks.get(id) else {
+            let Some((task, _, _)) = self.tasks.get(id) else {
                 continue;
             };
             if !matches(task) {

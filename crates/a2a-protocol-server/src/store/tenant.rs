@@ -1,6 +1,7 @@
 //! The tenant-aware in-memory store: a separate namespace, with its own limits, per tenant.
 
 use std::collections::HashMap;
+use std::sync::atomic::AtomicUsize;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use a2a_protocol_types::{Task, TaskId};
@@ -31,6 +32,8 @@ use super::{
 pub struct TenantAwareInMemoryTaskStore {
     config: TaskStoreConfig,
     tenants: Mutex<HashMap<String, Arc<Mutex<Shard>>>>,
+    /// The task bytes all tenants hold together.
+    task_bytes: Arc<AtomicUsize>,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -63,6 +66,7 @@ impl TenantAwareInMemoryTaskStore {
         Self {
             config,
             tenants: Mutex::new(HashMap::new()),
+            task_bytes: Arc::default(),
         }
     }
 
@@ -87,7 +91,10 @@ impl TenantAwareInMemoryTaskStore {
                 return Err(StoreError::CapacityExceeded("tenants"));
             }
         }
-        let shard = Arc::new(Mutex::new(Shard::new(self.config.clone())));
+        let shard = Arc::new(Mutex::new(Shard::new(
+            self.config.clone(),
+            Arc::clone(&self.task_bytes),
+        )));
         tenants.insert(tenant.to_owned(), Arc::clone(&shard));
         Ok(shard)
     }
