@@ -66,6 +66,10 @@ pub(crate) struct ServeArgs {
     /// The most connections served at once; keep it below the file limit (`ulimit -n`).
     #[arg(long, default_value_t = 512)]
     max_connections: usize,
+    /// A web origin (`https://app.example.com`) whose pages may call the agent from a browser;
+    /// repeat for more [default: none, no CORS].
+    #[arg(long = "cors-origin")]
+    cors_origins: Vec<String>,
 }
 
 pub(crate) async fn serve(args: ServeArgs) -> Result<(), Failure> {
@@ -86,7 +90,8 @@ pub(crate) async fn serve(args: ServeArgs) -> Result<(), Failure> {
     let mut config = ServerConfig::default()
         .with_require_version_header(!args.assume_current_version)
         .with_shutdown_drain(args.drain)
-        .with_max_connections(args.max_connections);
+        .with_max_connections(args.max_connections)
+        .with_cors_origins(args.cors_origins);
     if let Some(url) = args.public_url {
         config = config.with_public_url(url);
     }

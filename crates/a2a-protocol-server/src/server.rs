@@ -90,6 +90,10 @@ pub struct ServerConfig {
     /// How long a client has to deliver a request's whole body once its headers are in.
     /// Default 30 s.
     pub body_timeout: Duration,
+    /// Web origins (`https://app.example.com`) whose pages may call the agent from a browser.
+    /// Default none: no CORS headers are sent, so browsers refuse cross-origin reads and
+    /// preflighted requests.
+    pub cors_origins: Vec<String>,
 }
 
 impl fmt::Debug for ServerConfig {
@@ -108,6 +112,7 @@ impl fmt::Debug for ServerConfig {
             .field("header_timeout", &self.header_timeout)
             .field("crowded_header_timeout", &self.crowded_header_timeout)
             .field("body_timeout", &self.body_timeout)
+            .field("cors_origins", &self.cors_origins)
             .finish()
     }
 }
@@ -128,6 +133,7 @@ impl Default for ServerConfig {
             header_timeout: Duration::from_secs(30),
             crowded_header_timeout: Duration::from_secs(2),
             body_timeout: Duration::from_secs(30),
+            cors_origins: Vec::new(),
         }
     }
 }
@@ -302,6 +308,26 @@ impl ServerConfig {
     /// ```
     pub fn with_body_timeout(mut self, timeout: Duration) -> Self {
         self.body_timeout = timeout;
+        self
+    }
+
+    /// Sets [`ServerConfig::cors_origins`]: pages from these origins may call the agent.
+    ///
+    /// ```
+    /// use a2a_protocol_server::ServerConfig;
+    ///
+    /// let config = ServerConfig::default().with_cors_origins(["https://app.example.com"]);
+    /// assert_eq!(config.cors_origins, ["https://app.example.com"]);
+    /// ```
+    pub fn with_cors_origins<I, S>(mut self, origins: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.cors_origins = origins
+            .into_iter()
+            .map(|o| o.into().trim_end_matches('/').to_owned())
+            .collect();
         self
     }
 }

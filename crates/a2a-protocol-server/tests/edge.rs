@@ -453,3 +453,68 @@ async fn a_flood_of_tenant_names_is_bounded() {
         .await
         .expect("a held tenant still works");
 }
+
+#[tokio::test]
+async fn browsers_get_cors_only_for_the_origins_configured() {
+    let preflight = |base: String, origin: &'static str| async move {
+        client()
+            .request(reqwest::Method::OPTIONS, format!("{base}/message:send"))
+            .header("origin", origin)
+            .header("access-control-request-method", "POST")
+            .header(
+                "access-control-request-headers",
+                "content-type, a2a-version",
+            )
+            .send()
+            .await
+            .expect("sent")
+    };
+    // Off by default: no page anywhere is allowed.
+    let closed = serve(CountingAgent::new()).await;
+    let response = preflight(closed.base.clone(), "https://app.example.com").await;
+    assert!(
+        response
+            .headers()
+            .get("access-control-allow-origin")
+            .is_none(),
+        "{:?}",
+        response.headers()
+    );
+    let open = serve_with(
+        RequestHandler::builder(CountingAgent::new()).build(),
+        ServerConfig::default().with_cors_origins(["https://app.example.com"]),
+    )
+    .await;
+    let response = preflight(open.base.clone(), "https://app.example.com").await;
+    assert_eq!(
+        response.headers()["access-control-allow-origin"],
+        "https://app.example.com"
+    );
+    let methods = response.headers()["access-control-allow-methods"]
+        .to_str()
+        .expect("text")
+        .to_owned();
+    assert!(methods.contains("POST"), "{methods}");
+    let response = preflight(open.base.clone(), "https://evil.example").await;
+    assert!(
+        response
+            .headers()
+            .get("access-control-allow-origin")
+            .is_none()
+    );
+    // The configured page's own requests carry the header too.
+    let response = client()
+        .post(format!("{}/message:send", open.base))
+        .header("origin", "https://app.example.com")
+        .header("A2A-Version", "1.0")
+        .header("content-type", "application/json")
+        .body(send_body("from the page"))
+        .send()
+        .await
+        .expect("sent");
+    assert_eq!(response.status(), 200);
+    assert_eq!(
+        response.headers()["access-control-allow-origin"],
+        "https://app.example.com"
+    );
+}

@@ -51,7 +51,44 @@ pub(crate) fn router(
     } else {
         router = router.fallback(rest::not_found);
     }
-    router
+    let router = router
         .layer(axum::middleware::from_fn(unread_body::close_if_unread))
-        .with_state(state)
+        .with_state(state);
+    match cors(&config.cors_origins) {
+        Some(cors) => router.layer(cors),
+        None => router,
+    }
+}
+
+/// CORS for the configured origins; `None` (no CORS headers at all) when there are none.
+fn cors(origins: &[String]) -> Option<tower_http::cors::CorsLayer> {
+    use http::{HeaderName, HeaderValue, Method};
+    let origins: Vec<HeaderValue> = origins
+        .iter()
+        .filter_map(|origin| match HeaderValue::from_str(origin) {
+            Ok(value) => Some(value),
+            Err(_) => {
+                tracing::warn!(origin = %origin.escape_debug(), "ignoring a CORS origin that is not a header value");
+                None
+            }
+        })
+        .collect();
+    if origins.is_empty() {
+        return None;
+    }
+    let header = HeaderName::from_static;
+    Some(
+        tower_http::cors::CorsLayer::new()
+            .allow_origin(origins)
+            .allow_methods([Method::GET, Method::POST, Method::DELETE])
+            .allow_headers([
+                http::header::CONTENT_TYPE,
+                http::header::AUTHORIZATION,
+                http::header::ACCEPT,
+                header("a2a-version"),
+                header("a2a-extensions"),
+                header("last-event-id"),
+            ])
+            .expose_headers([header("a2a-extensions"), http::header::RETRY_AFTER]),
+    )
 }
