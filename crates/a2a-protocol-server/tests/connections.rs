@@ -48,6 +48,18 @@ async fn fresh_request_answered(server: &TestServer) -> bool {
     matches!(response, Ok(r) if r.status().is_success())
 }
 
+/// A server whose clients have `timeout` to send each request's headers, and a connection to it.
+async fn connected_with_header_timeout(timeout: Duration) -> (TestServer, TcpStream) {
+    let config = ServerConfig::default().with_header_timeouts(timeout, timeout);
+    let server = serve_with(
+        RequestHandler::builder(CountingAgent::new()).build(),
+        config,
+    )
+    .await;
+    let stream = TcpStream::connect(address(&server)).await.expect("connect");
+    (server, stream)
+}
+
 #[tokio::test]
 async fn a_flood_of_idle_sockets_does_not_lock_out_a_fresh_client() {
     let config = ServerConfig::default()
@@ -82,14 +94,7 @@ async fn a_flood_of_idle_sockets_does_not_lock_out_a_fresh_client() {
 
 #[tokio::test]
 async fn a_client_trickling_its_headers_is_cut_off() {
-    let config = ServerConfig::default()
-        .with_header_timeouts(Duration::from_secs(1), Duration::from_secs(1));
-    let server = serve_with(
-        RequestHandler::builder(CountingAgent::new()).build(),
-        config,
-    )
-    .await;
-    let mut stream = TcpStream::connect(address(&server)).await.expect("connect");
+    let (server, mut stream) = connected_with_header_timeout(Duration::from_secs(1)).await;
     stream
         .write_all(b"POST / HTTP/1.1\r\nHost: x\r\n")
         .await
@@ -116,14 +121,7 @@ async fn a_client_trickling_its_headers_is_cut_off() {
 
 #[tokio::test]
 async fn a_connection_left_idle_is_closed() {
-    let config = ServerConfig::default()
-        .with_header_timeouts(Duration::from_secs(1), Duration::from_secs(1));
-    let server = serve_with(
-        RequestHandler::builder(CountingAgent::new()).build(),
-        config,
-    )
-    .await;
-    let mut stream = TcpStream::connect(address(&server)).await.expect("connect");
+    let (server, mut stream) = connected_with_header_timeout(Duration::from_secs(1)).await;
     stream
         .write_all(b"GET /.well-known/agent-card.json HTTP/1.1\r\nHost: x\r\n\r\n")
         .await
