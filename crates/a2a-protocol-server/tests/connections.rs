@@ -121,7 +121,7 @@ async fn a_client_trickling_its_headers_is_cut_off() {
 
 #[tokio::test]
 async fn a_connection_left_idle_is_closed() {
-    let (server, mut stream) = connected_with_header_timeout(Duration::from_secs(1)).await;
+    let (_server, mut stream) = connected_with_header_timeout(Duration::from_secs(1)).await;
     stream
         .write_all(b"GET /.well-known/agent-card.json HTTP/1.1\r\nHost: x\r\n\r\n")
         .await
