@@ -8,7 +8,9 @@ use tokio_util::sync::CancellationToken;
 pub use crate::runtime::EventSink;
 
 /// Who is calling, as established by the server's authentication (not by anything the client
-/// merely claims in the body).
+/// merely claims in the body): a tower layer in front of the agent may put it in the request's
+/// extensions (the axum idiom), or a [`crate::CallerResolver`] may read it from the headers.
+/// The layer's answer wins.
 ///
 /// ```
 /// use a2a_protocol_server::{A2aServer, CallerIdentity, RequestHandler, ServerConfig};

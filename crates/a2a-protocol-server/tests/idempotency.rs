@@ -834,3 +834,61 @@ async fn without_a_caller_keys_count_against_the_client_address() {
     }
     assert_eq!(agent.runs(), 4);
 }
+
+#[tokio::test]
+async fn a_caller_set_by_the_applications_own_layer_scopes_keys() {
+    // An application's authentication layer, the axum way: it puts the caller in the
+    // request's extensions, and the agent's keys are scoped by it.
+    async fn authenticate(
+        mut request: axum::extract::Request,
+        next: axum::middleware::Next,
+    ) -> axum::response::Response {
+        let user = request
+            .headers()
+            .get("x-user")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
+        if let Some(user) = user {
+            request.extensions_mut().insert(CallerIdentity(user));
+        }
+        next.run(request).await
+    }
+    let agent = CountingAgent::new();
+    let app = a2a_protocol_server::A2aServer::new(RequestHandler::builder(agent.clone()).build())
+        .router()
+        .layer(axum::middleware::from_fn(authenticate));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let base = format!("http://{}", listener.local_addr().expect("addr"));
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    let shared_key = key();
+    let send = |user: &'static str| {
+        let (base, shared_key) = (base.clone(), shared_key.clone());
+        async move {
+            call_with(
+                Binding::JsonRpc,
+                &base,
+                "SendMessage",
+                keyed_params("m-same", "hi", &shared_key),
+                &[("x-user", user)],
+            )
+            .await
+            .expect("sent")
+        }
+    };
+    let alice = send("alice").await;
+    let alice_again = send("alice").await;
+    let bob = send("bob").await;
+    assert_eq!(
+        task_of(&alice)["id"],
+        task_of(&alice_again)["id"],
+        "a replay"
+    );
+    assert_ne!(
+        task_of(&alice)["id"],
+        task_of(&bob)["id"],
+        "the same key of another caller is another key"
+    );
+    assert_eq!(agent.runs(), 2);
+}

@@ -58,14 +58,22 @@ pub(crate) fn check_version(
     }
 }
 
-/// The caller, the client's address and the extensions the request activates.
+/// The caller, the client's address and the extensions the request activates. The caller is
+/// the [`CallerIdentity`](crate::CallerIdentity) an authentication layer put in the request's
+/// extensions, else what the configured resolver reads from the headers.
 pub(crate) fn call_context(state: &AppState, parts: &http::request::Parts) -> CallContext {
     let headers = &parts.headers;
-    let caller = state
-        .config
-        .caller
-        .as_ref()
-        .and_then(|resolve| resolve(headers));
+    let caller = parts
+        .extensions
+        .get::<crate::CallerIdentity>()
+        .cloned()
+        .or_else(|| {
+            state
+                .config
+                .caller
+                .as_ref()
+                .and_then(|resolve| resolve(headers))
+        });
     let peer = parts
         .extensions
         .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
