@@ -32,8 +32,9 @@ pub(crate) async fn serve(
     config: &ServerConfig,
     stop: CancellationToken,
 ) -> std::io::Result<()> {
-    let slots = Arc::new(Semaphore::new(config.max_connections.max(1)));
-    let crowded_at = config.max_connections / 2;
+    let capacity = config.max_connections.max(1);
+    let slots = Arc::new(Semaphore::new(capacity));
+    let crowded_at = capacity / 2;
     let graceful = GracefulShutdown::new();
     loop {
         let permit = tokio::select! {
@@ -58,7 +59,7 @@ pub(crate) async fn serve(
         if let Err(error) = tcp.set_nodelay(true) {
             tracing::debug!(%error, "could not set TCP_NODELAY");
         }
-        let in_use = config.max_connections - slots.available_permits();
+        let in_use = capacity.saturating_sub(slots.available_permits());
         let header_timeout = if in_use >= crowded_at {
             config.crowded_header_timeout
         } else {

@@ -462,3 +462,44 @@ async fn task_bytes_are_bounded_and_make_room_from_finished_tasks() {
         .await
         .expect("room from the settled task");
 }
+
+#[tokio::test]
+async fn a_versioned_write_counts_the_messages_it_appends() {
+    use a2a_protocol_server::store::{TaskWrite, WriteOutcome};
+    use std::sync::Arc;
+    let store =
+        InMemoryTaskStore::with_config(TaskStoreConfig::default().with_max_task_bytes(1536 * 1024));
+    let mut running = task("t-1", TaskState::Working);
+    running.history.push(a2a_protocol_types::Message::user_text(
+        "x".repeat(1024 * 1024),
+    ));
+    let created = Arc::new(running.clone());
+    assert_eq!(
+        store
+            .write(&TaskWrite::create("", &created))
+            .await
+            .expect("room"),
+        WriteOutcome::Written
+    );
+    // A small update of the head fits; appending another megabyte does not.
+    running.metadata = Some(serde_json::Map::from_iter([("k".into(), "v".into())]));
+    let small = Arc::new(running.clone());
+    assert_eq!(
+        store
+            .write(&TaskWrite::update("", &small, 1))
+            .await
+            .expect("room"),
+        WriteOutcome::Written
+    );
+    running.history.push(a2a_protocol_types::Message::user_text(
+        "y".repeat(1024 * 1024),
+    ));
+    let grown = Arc::new(running);
+    let refused = store
+        .write(&TaskWrite::update("", &grown, 2).with_new_messages(1))
+        .await;
+    assert!(
+        matches!(refused, Err(StoreError::CapacityExceeded("task bytes"))),
+        "{refused:?}"
+    );
+}

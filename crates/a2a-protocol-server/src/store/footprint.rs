@@ -9,13 +9,23 @@ const OVERHEAD: usize = 64;
 
 /// The bytes `task` holds, roughly.
 pub(crate) fn task_bytes(task: &Task) -> usize {
+    head_bytes(task) + appended_bytes(task, task.history.len())
+}
+
+/// The bytes of `task` without its history.
+pub(crate) fn head_bytes(task: &Task) -> usize {
     OVERHEAD
         + task.id.as_str().len()
         + task.context_id.as_str().len()
         + task.status.message.as_ref().map_or(0, message_bytes)
-        + task.history.iter().map(message_bytes).sum::<usize>()
         + task.artifacts.iter().map(artifact_bytes).sum::<usize>()
         + metadata_bytes(task.metadata.as_ref())
+}
+
+/// The bytes of the last `count` messages of `task`'s history.
+pub(crate) fn appended_bytes(task: &Task, count: usize) -> usize {
+    let from = task.history.len().saturating_sub(count);
+    task.history[from..].iter().map(message_bytes).sum()
 }
 
 fn message_bytes(message: &Message) -> usize {
@@ -92,5 +102,10 @@ mod tests {
             }))],
         ));
         assert!(task_bytes(&task) - with_text >= 100_000);
+        assert_eq!(
+            task_bytes(&task),
+            head_bytes(&task) + appended_bytes(&task, 1),
+            "the head and the history make the whole"
+        );
     }
 }

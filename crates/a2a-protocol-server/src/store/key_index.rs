@@ -33,10 +33,8 @@ struct Held {
     charged_to: Option<Arc<str>>,
 }
 
-/// One holder's share of the index.
+/// One holder's share of the index (its name, shared by every key it holds, is the map's key).
 struct Holder {
-    /// The holder's name, shared by every key it holds.
-    shared: Arc<str>,
     held: usize,
     /// When the holder's oldest key expires, found when the holder was last refused, so a
     /// client hammering at its quota costs one scan, not one per request.
@@ -71,11 +69,7 @@ impl KeyIndex {
             .held(claim)
             .ok_or(StoreError::CapacityExceeded("idempotency key length"))?;
         if let Some((held, _)) = self.entries.get_key_value(&key) {
-            return Ok(if held.message_id() == claim.message_id.as_str() {
-                ClaimOutcome::Replay(TaskId::new(held.task_id()))
-            } else {
-                ClaimOutcome::Conflict
-            });
+            return Ok(held.outcome_for(claim));
         }
         if self.entries.len() >= max {
             let room_at = self
@@ -124,21 +118,24 @@ impl KeyIndex {
         crowded: bool,
         now: Instant,
     ) -> Result<Arc<str>, StoreError> {
-        if !self.holders.contains_key(name) {
-            let shared: Arc<str> = Arc::from(name);
-            let holder = Holder {
-                shared: Arc::clone(&shared),
-                held: 0,
-                room_at: None,
-            };
-            self.holders.insert(shared, holder);
-        }
+        let shared = match self.holders.get_key_value(name) {
+            Some((shared, _)) => Arc::clone(shared),
+            None => {
+                let shared: Arc<str> = Arc::from(name);
+                let fresh = Holder {
+                    held: 0,
+                    room_at: None,
+                };
+                self.holders.insert(Arc::clone(&shared), fresh);
+                shared
+            }
+        };
         let Some(holder) = self.holders.get_mut(name) else {
             return Err(StoreError::Corrupt("a key holder vanished".into()));
         };
         if holder.held < per_holder || !crowded {
             holder.held += 1;
-            return Ok(Arc::clone(&holder.shared));
+            return Ok(shared);
         }
         let room_at = match holder.room_at {
             Some(at) if at > now => at,
@@ -200,11 +197,7 @@ impl KeyIndex {
         if entry.expires_at <= Instant::now() {
             return None;
         }
-        Some(if held.message_id() == claim.message_id.as_str() {
-            ClaimOutcome::Replay(TaskId::new(held.task_id()))
-        } else {
-            ClaimOutcome::Conflict
-        })
+        Some(held.outcome_for(claim))
     }
 
     /// `claim` as the index would hold it; `None` for parts too long to record.
@@ -250,6 +243,15 @@ impl HeldKey {
 
     fn message_id(&self) -> &str {
         self.text.get(self.task_end as usize..).unwrap_or("")
+    }
+
+    /// What a claim of this held key gets: a replay for the same message, else a conflict.
+    fn outcome_for(&self, claim: &KeyClaim) -> ClaimOutcome {
+        if self.message_id() == claim.message_id.as_str() {
+            ClaimOutcome::Replay(TaskId::new(self.task_id()))
+        } else {
+            ClaimOutcome::Conflict
+        }
     }
 }
 

@@ -89,7 +89,7 @@ impl Shard {
         if current.is_none() {
             self.make_room()?;
         }
-        let size = footprint::task_bytes(write.task);
+        let size = self.size_after(write);
         self.make_room_for_bytes(&write.task.id, size)?;
         if let Some(claim) = write.claim {
             match self.claim(claim)? {
@@ -115,6 +115,19 @@ impl Shard {
         Ok(())
     }
 
+    /// The size of the task once `write` is in: from what the write changed (the head and the
+    /// messages it appends), so a write costs the same however long the history is.
+    fn size_after(&self, write: &TaskWrite<'_>) -> usize {
+        match (write.expected, self.tasks.get(&write.task.id)) {
+            (Some(_), Some((before, _, size))) => {
+                size.saturating_sub(footprint::head_bytes(before))
+                    + footprint::head_bytes(write.task)
+                    + footprint::appended_bytes(write.task, write.new_messages)
+            }
+            _ => footprint::task_bytes(write.task),
+        }
+    }
+
     /// Room for task `id` to hold `size` bytes: the oldest terminal tasks go while the budget
     /// would be exceeded; a live task is never evicted, so with only live tasks left a write
     /// that grows the total is refused. A write that does not grow the task always passes.
@@ -123,6 +136,9 @@ impl Shard {
         let Some(growth) = size.checked_sub(before).filter(|g| *g > 0) else {
             return Ok(());
         };
+        if self.task_bytes.load(Ordering::Relaxed) + growth <= self.config.max_task_bytes {
+            return Ok(());
+        }
         self.expire_terminal_tasks(Instant::now());
         while self.task_bytes.load(Ordering::Relaxed) + growth > self.config.max_task_bytes {
             let oldest_other = self
