@@ -53,7 +53,18 @@ impl Failure {
                 5,
                 format!("the call to {url} was cut off: {error}. The agent may have acted on it."),
             ),
-            FailureClass::Refused(_) | FailureClass::Final => Self::new(4, error.to_string()),
+            FailureClass::Refused(_) | FailureClass::Final => {
+                let failure = Self::new(4, error.to_string());
+                match error.kind() {
+                    Some(a2a_protocol_client::types::ErrorKind::Unauthenticated) => failure
+                        .with_hint(
+                            "The agent requires authentication: pass --api-key-env NAME or \
+                             --bearer-env NAME, naming the environment variable that holds \
+                             your credential (its card's securitySchemes say which kind).",
+                        ),
+                    _ => failure,
+                }
+            }
         }
     }
 

@@ -82,11 +82,12 @@ fn retry_command(args: &SendArgs, key: &str, message_id: &str) -> String {
         }
     };
     format!(
-        "a2a send {} {} --key {key} --message-id {}{}",
+        "a2a send {} {} --key {key} --message-id {}{}{}",
         quote(&args.target.url),
         quote(&args.text),
         quote(message_id),
-        if args.stream { " --stream" } else { "" }
+        if args.stream { " --stream" } else { "" },
+        args.target.credential_flags(),
     )
 }
 

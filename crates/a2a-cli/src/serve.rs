@@ -5,6 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use a2a_protocol_server::agents::{ConformanceAgent, EchoAgent};
+use a2a_protocol_server::auth::{Authenticator, StaticCredentials};
 use a2a_protocol_server::{A2aServer, AgentExecutor, HandlerConfig, RequestHandler, ServerConfig};
 use clap::ValueEnum;
 
@@ -70,6 +71,52 @@ pub(crate) struct ServeArgs {
     /// repeat for more [default: none, no CORS].
     #[arg(long = "cors-origin")]
     cors_origins: Vec<String>,
+    /// Require an API key in the `X-API-Key` header: the key is the value of environment
+    /// variable NAME, and whoever presents it is the caller NAME, who sees only the tasks it
+    /// created. Repeat for more callers [default: no authentication].
+    #[arg(long = "api-key-env", value_name = "NAME")]
+    api_key_envs: Vec<String>,
+}
+
+/// The header the demo agent reads API keys from.
+const API_KEY_HEADER: &str = "X-API-Key";
+/// Keys shorter than this are refused: they could be guessed.
+const MIN_API_KEY_BYTES: usize = 16;
+
+/// The API key scheme on the card and its verifier, from `--api-key-env`.
+fn api_keys(
+    names: &[String],
+    card: &mut a2a_protocol_server::types::AgentCard,
+) -> Result<Option<Authenticator>, Failure> {
+    use a2a_protocol_server::types::security::{
+        ApiKeySecurityScheme, SecurityRequirement, SecurityScheme,
+    };
+    if names.is_empty() {
+        return Ok(None);
+    }
+    let mut keys = StaticCredentials::new();
+    for name in names {
+        let key = crate::talk::secret_from_env(name, "API key")?;
+        if key.len() < MIN_API_KEY_BYTES {
+            return Err(Failure::usage(format!(
+                "the API key in {name} is shorter than {MIN_API_KEY_BYTES} characters; use a \
+                 random one, such as the output of `openssl rand -hex 32`"
+            )));
+        }
+        keys = keys.with_credential(key, name.clone());
+    }
+    card.security_schemes.insert(
+        "apiKey".into(),
+        SecurityScheme::ApiKey(ApiKeySecurityScheme {
+            description: Some("An API key the agent's operator issued.".into()),
+            location: "header".into(),
+            name: API_KEY_HEADER.into(),
+        }),
+    );
+    card.security_requirements = vec![SecurityRequirement {
+        schemes: [("apiKey".to_owned(), Default::default())].into(),
+    }];
+    Ok(Some(Authenticator::new().with_verifier("apiKey", keys)))
 }
 
 pub(crate) async fn serve(args: ServeArgs) -> Result<(), Failure> {
@@ -78,6 +125,8 @@ pub(crate) async fn serve(args: ServeArgs) -> Result<(), Failure> {
         Agent::SlowEcho => (Arc::new(EchoAgent::slow(args.work)), EchoAgent::card()),
         Agent::Conformance => (Arc::new(ConformanceAgent::new()), ConformanceAgent::card()),
     };
+    let mut card = card;
+    let authentication = api_keys(&args.api_key_envs, &mut card)?;
     let opened = stores::open(&args.store, args.tenant_aware, &args.keep).await?;
     let mut handler = RequestHandler::builder_arc(executor)
         .with_agent_card(card)
@@ -92,6 +141,10 @@ pub(crate) async fn serve(args: ServeArgs) -> Result<(), Failure> {
         .with_shutdown_drain(args.drain)
         .with_max_connections(args.max_connections)
         .with_cors_origins(args.cors_origins);
+    let authenticated = authentication.is_some();
+    if let Some(authentication) = authentication {
+        config = config.with_authentication(authentication);
+    }
     if let Some(url) = args.public_url {
         config = config.with_public_url(url);
     }
@@ -101,10 +154,17 @@ pub(crate) async fn serve(args: ServeArgs) -> Result<(), Failure> {
     let local = listener
         .local_addr()
         .map_err(|e| Failure::internal(format!("cannot read the listening address: {e}")))?;
+    let try_line = match args.api_key_envs.first() {
+        Some(name) if authenticated => format!(
+            "Auth:       an API key in the {API_KEY_HEADER} header (callers: {})\n\
+             Try:        a2a send --api-key-env {name} http://{local} \"hello\"   (Ctrl-C stops the server)",
+            args.api_key_envs.join(", ")
+        ),
+        _ => format!("Try:        a2a send http://{local} \"hello\"   (Ctrl-C stops the server)"),
+    };
     say(&format!(
         "Store:      {}{}\nAgent card: http://{local}/.well-known/agent-card.json\n\
-         JSON-RPC:   POST http://{local}/   HTTP+JSON: http://{local}/message:send\n\
-         Try:        a2a send http://{local} \"hello\"   (Ctrl-C stops the server)",
+         JSON-RPC:   POST http://{local}/   HTTP+JSON: http://{local}/message:send\n{try_line}",
         stores::redacted(&args.store),
         if args.tenant_aware {
             " (tenant-aware)"

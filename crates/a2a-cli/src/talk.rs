@@ -37,9 +37,40 @@ pub(crate) struct Target {
     /// run, and is retried only when that is safe.
     #[arg(long, default_value = "5m", value_parser = humantime::parse_duration)]
     timeout: Duration,
+    /// Authenticate with the API key in environment variable NAME, sent where the agent's
+    /// card says (its header, query parameter or cookie).
+    #[arg(long, value_name = "NAME")]
+    api_key_env: Option<String>,
+    /// Authenticate with the bearer token in environment variable NAME (`Authorization:
+    /// Bearer`), for agents whose card asks for HTTP bearer, OAuth 2.0 or OpenID Connect.
+    #[arg(long, value_name = "NAME")]
+    bearer_env: Option<String>,
+}
+
+/// The value of environment variable `name`, which must be set and not empty.
+pub(crate) fn secret_from_env(name: &str, what: &str) -> Result<String, Failure> {
+    match std::env::var(name) {
+        Ok(value) if !value.trim().is_empty() => Ok(value.trim().to_owned()),
+        _ => Err(Failure::usage(format!(
+            "environment variable {name} should hold the {what}, but it is not set or empty"
+        ))),
+    }
 }
 
 impl Target {
+    /// The options naming where the credentials come from (never the credentials), to repeat
+    /// in a command line.
+    pub(crate) fn credential_flags(&self) -> String {
+        let mut flags = String::new();
+        if let Some(name) = &self.api_key_env {
+            flags.push_str(&format!(" --api-key-env {name}"));
+        }
+        if let Some(name) = &self.bearer_env {
+            flags.push_str(&format!(" --bearer-env {name}"));
+        }
+        flags
+    }
+
     /// A client built from the agent's card.
     pub(crate) async fn client(&self) -> Result<A2aClient, Failure> {
         let mut builder = ClientBuilder::discover(&self.url)
@@ -61,7 +92,15 @@ impl Target {
         if let Some(tenant) = &self.tenant {
             builder = builder.with_tenant(tenant);
         }
+        let mut credentials = a2a_protocol_client::auth::Credentials::new();
+        if let Some(name) = &self.api_key_env {
+            credentials = credentials.with_api_key(secret_from_env(name, "API key")?);
+        }
+        if let Some(name) = &self.bearer_env {
+            credentials = credentials.with_bearer_token(secret_from_env(name, "bearer token")?);
+        }
         builder
+            .with_credentials(credentials)
             .with_request_timeout(self.timeout)
             .with_stream_idle_timeout(self.timeout)
             .build()

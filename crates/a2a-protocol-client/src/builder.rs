@@ -47,6 +47,7 @@ pub struct ClientBuilder {
     stream_idle_timeout: Option<Duration>,
     headers: Vec<(String, String)>,
     auth: Option<AuthHook>,
+    credentials: crate::auth::Credentials,
     extensions: Vec<String>,
     http: Option<reqwest::Client>,
 }
@@ -78,6 +79,7 @@ impl ClientBuilder {
             stream_idle_timeout: Some(DEFAULT_STREAM_IDLE_TIMEOUT),
             headers: Vec::new(),
             auth: None,
+            credentials: crate::auth::Credentials::default(),
             extensions: Vec::new(),
             http: None,
         }
@@ -293,6 +295,24 @@ impl ClientBuilder {
         self
     }
 
+    /// Sends `credentials` as the agent's card asks (see [`crate::auth`]): the first of the
+    /// card's security requirements they meet decides which go where. Without a card, only a
+    /// bearer token can be placed (in `Authorization`).
+    ///
+    /// ```
+    /// use a2a_protocol_client::ClientBuilder;
+    /// use a2a_protocol_client::auth::Credentials;
+    ///
+    /// let client = ClientBuilder::new("http://127.0.0.1:8080")
+    ///     .with_credentials(Credentials::new().with_bearer_token("t-1"))
+    ///     .build();
+    /// assert!(client.is_ok());
+    /// ```
+    pub fn with_credentials(mut self, credentials: crate::auth::Credentials) -> Self {
+        self.credentials = credentials;
+        self
+    }
+
     /// Adds a header to every request.
     ///
     /// ```
@@ -410,6 +430,7 @@ impl ClientBuilder {
                 reqwest::Client::builder()
                     .connect_timeout(self.connect_timeout)
                     .tcp_nodelay(true)
+                    .redirect(crate::auth::same_origin_redirects())
                     .build()
                     .map_err(|e| {
                         ClientError::Config(format!("the HTTP client could not be built: {e}"))
@@ -422,12 +443,14 @@ impl ClientBuilder {
                 .is_some_and(|card| card.supports_extension(IDEMPOTENCY_EXTENSION_URI))
         });
         let tenant = self.tenant.unwrap_or(card_tenant);
+        let credentials = self.credentials.place(self.card.as_ref())?;
         let transport = Transport::new(
             binding,
             url,
             http,
             headers,
             self.auth,
+            credentials,
             Timeouts {
                 request: self.request_timeout,
                 stream_idle: self.stream_idle_timeout,

@@ -95,6 +95,10 @@ pub enum ClientError {
     /// The client is misconfigured.
     #[error("invalid client configuration: {0}")]
     Config(String),
+    /// No credential could be had for the request (say, the token source failed), so it was
+    /// not sent.
+    #[error("no credential for the request: {0}")]
+    Credentials(String),
 }
 
 impl ClientError {
@@ -123,7 +127,8 @@ impl ClientError {
             }
             | ClientError::Timeout {
                 phase: Phase::Connect,
-            } => FailureClass::NotSent,
+            }
+            | ClientError::Credentials(_) => FailureClass::NotSent,
             ClientError::Transport { .. }
             | ClientError::Timeout { .. }
             | ClientError::StreamCut => FailureClass::Ambiguous,

@@ -20,6 +20,7 @@
 #![deny(missing_docs)]
 
 pub mod agents;
+pub mod auth;
 mod bindings;
 mod connections;
 pub mod executor;

@@ -10,6 +10,7 @@ use axum::Router;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
+use crate::auth::Authenticator;
 use crate::bindings;
 use crate::executor::CallerIdentity;
 use crate::handler::RequestHandler;
@@ -94,6 +95,10 @@ pub struct ServerConfig {
     /// Default none: no CORS headers are sent, so browsers refuse cross-origin reads and
     /// preflighted requests.
     pub cors_origins: Vec<String>,
+    /// Checks every request against the security requirements the agent card declares
+    /// (see [`crate::auth`]). Default none: requests are not authenticated, unless a layer in
+    /// front puts a [`CallerIdentity`] in them.
+    pub authentication: Option<Arc<Authenticator>>,
 }
 
 impl fmt::Debug for ServerConfig {
@@ -113,6 +118,7 @@ impl fmt::Debug for ServerConfig {
             .field("crowded_header_timeout", &self.crowded_header_timeout)
             .field("body_timeout", &self.body_timeout)
             .field("cors_origins", &self.cors_origins)
+            .field("authentication", &self.authentication)
             .finish()
     }
 }
@@ -134,6 +140,7 @@ impl Default for ServerConfig {
             crowded_header_timeout: Duration::from_secs(2),
             body_timeout: Duration::from_secs(30),
             cors_origins: Vec::new(),
+            authentication: None,
         }
     }
 }
@@ -330,6 +337,25 @@ impl ServerConfig {
             .collect();
         self
     }
+
+    /// Sets [`ServerConfig::authentication`]: every request but the public agent card's must
+    /// then meet one of the card's security requirements, and a caller sees only the tasks it
+    /// created. [`A2aServer::serve`] refuses to start when the card and the verifiers do not
+    /// fit ([`Authenticator::check`]).
+    ///
+    /// ```
+    /// use a2a_protocol_server::ServerConfig;
+    /// use a2a_protocol_server::auth::{Authenticator, StaticCredentials};
+    ///
+    /// let keys = StaticCredentials::new().with_credential("k-5d0c41a7e2", "alice");
+    /// let config = ServerConfig::default()
+    ///     .with_authentication(Authenticator::new().with_verifier("apiKey", keys));
+    /// assert!(config.authentication.is_some());
+    /// ```
+    pub fn with_authentication(mut self, authenticator: Authenticator) -> Self {
+        self.authentication = Some(Arc::new(authenticator));
+        self
+    }
 }
 
 /// An A2A agent served over HTTP.
@@ -487,6 +513,14 @@ impl A2aServer {
         listener: TcpListener,
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> std::io::Result<()> {
+        if let Some(auth) = &self.config.authentication {
+            auth.check(self.handler.agent_card()).map_err(|problem| {
+                std::io::Error::new(
+                    std::io::ErrorKind::InvalidInput,
+                    format!("authentication is misconfigured: {problem}"),
+                )
+            })?;
+        }
         let router = self.router();
         let streams = self.shutdown.clone();
         let handler = self.handler.clone();

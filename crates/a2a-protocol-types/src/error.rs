@@ -142,14 +142,22 @@ error_kinds! {
     ExtensionSupportRequired => (-32008, 400, "FAILED_PRECONDITION", "EXTENSION_SUPPORT_REQUIRED", "A required extension was not activated"),
     /// `VersionNotSupportedError`.
     VersionNotSupported => (-32009, 400, "FAILED_PRECONDITION", "VERSION_NOT_SUPPORTED", "Protocol version not supported"),
+    /// No credential the agent's card asks for was presented, or the one presented was not
+    /// accepted. JSON-RPC `-32000` with reason `UNAUTHENTICATED`; HTTP 401 with
+    /// `WWW-Authenticate` saying what to send.
+    Unauthenticated => (-32000, 401, "UNAUTHENTICATED", "UNAUTHENTICATED", "Authentication required"),
+    /// The credential is valid but lacks a permission (scope) the request needs. JSON-RPC
+    /// `-32000` with reason `PERMISSION_DENIED`; HTTP 403.
+    PermissionDenied => (-32000, 403, "PERMISSION_DENIED", "PERMISSION_DENIED", "Permission denied"),
     /// The server is at capacity or overloaded: nothing ran; retry after the advised delay.
     /// JSON-RPC `-32603` with reason `RESOURCE_EXHAUSTED`, HTTP 503.
     ResourceExhausted => (-32603, 503, "UNAVAILABLE", "RESOURCE_EXHAUSTED", "Temporarily unavailable"),
 }
 
 impl ErrorKind {
-    /// The kind a JSON-RPC code names (`-32603` reads as [`ErrorKind::Internal`]; the
-    /// `ErrorInfo.reason` tells [`ErrorKind::ResourceExhausted`] apart).
+    /// The kind a JSON-RPC code names (`-32603` reads as [`ErrorKind::Internal`] and `-32000`
+    /// as [`ErrorKind::Unauthenticated`]; the `ErrorInfo.reason` tells
+    /// [`ErrorKind::ResourceExhausted`] and [`ErrorKind::PermissionDenied`] apart).
     ///
     /// ```
     /// use a2a_protocol_types::ErrorKind;
@@ -158,10 +166,10 @@ impl ErrorKind {
     /// assert_eq!(ErrorKind::from_jsonrpc_code(-32603), Some(ErrorKind::Internal));
     /// ```
     pub fn from_jsonrpc_code(code: i32) -> Option<Self> {
-        Self::ALL
-            .iter()
-            .copied()
-            .find(|k| k.jsonrpc_code() == code && *k != Self::ResourceExhausted)
+        Self::ALL.iter().copied().find(|k| {
+            k.jsonrpc_code() == code
+                && !matches!(k, Self::ResourceExhausted | Self::PermissionDenied)
+        })
     }
 
     /// Whether a retry of the same request may succeed (the server ran nothing).
@@ -606,6 +614,30 @@ impl A2aError {
     /// ```
     pub fn resource_exhausted(message: impl Into<String>, retry_after: Duration) -> Self {
         Self::new(ErrorKind::ResourceExhausted, message).with_retry_after(retry_after)
+    }
+
+    /// Missing or refused credentials (HTTP 401).
+    ///
+    /// ```
+    /// use a2a_protocol_types::{A2aError, ErrorKind};
+    ///
+    /// let error = A2aError::unauthenticated("present an API key in X-API-Key");
+    /// assert_eq!((error.kind.http_status(), error.to_jsonrpc().code), (401, -32000));
+    /// ```
+    pub fn unauthenticated(message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::Unauthenticated, message)
+    }
+
+    /// Valid credentials without the permission the request needs (HTTP 403).
+    ///
+    /// ```
+    /// use a2a_protocol_types::{A2aError, ErrorKind};
+    ///
+    /// let error = A2aError::permission_denied("the token lacks scope tasks:write");
+    /// assert_eq!(error.kind.http_status(), 403);
+    /// ```
+    pub fn permission_denied(message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::PermissionDenied, message)
     }
 
     /// The first `ErrorInfo` detail.

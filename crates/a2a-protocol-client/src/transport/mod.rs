@@ -81,6 +81,7 @@ pub(crate) struct Transport {
     pub(crate) http: reqwest::Client,
     pub(crate) headers: HeaderMap,
     pub(crate) auth: Option<AuthHook>,
+    pub(crate) credentials: Option<crate::auth::Placed>,
     pub(crate) timeouts: Timeouts,
     next_id: AtomicI64,
 }
@@ -92,6 +93,7 @@ impl Transport {
         http: reqwest::Client,
         headers: HeaderMap,
         auth: Option<AuthHook>,
+        credentials: Option<crate::auth::Placed>,
         timeouts: Timeouts,
     ) -> Self {
         Self {
@@ -100,6 +102,7 @@ impl Transport {
             http,
             headers,
             auth,
+            credentials,
             timeouts,
             next_id: AtomicI64::new(1),
         }
@@ -129,6 +132,7 @@ impl Transport {
             self.http.clone(),
             headers,
             self.auth.clone(),
+            self.credentials.clone(),
             self.timeouts,
         )
     }
@@ -141,7 +145,7 @@ impl Transport {
         headers
     }
 
-    fn request(
+    async fn request(
         &self,
         operation: Operation,
         params: &Value,
@@ -153,7 +157,11 @@ impl Transport {
             }
             Binding::HttpJson => rest::request(&self.http, &self.url, operation, params)?,
         };
-        Ok(builder.headers(self.headers()))
+        let builder = builder.headers(self.headers());
+        match &self.credentials {
+            Some(credentials) => credentials.apply(builder).await,
+            None => Ok(builder),
+        }
     }
 
     /// One attempt of a unary call.
@@ -162,7 +170,7 @@ impl Transport {
         operation: Operation,
         params: &Value,
     ) -> Result<Value, ClientError> {
-        let mut request = self.request(operation, params)?;
+        let mut request = self.request(operation, params).await?;
         if let Some(timeout) = self.timeouts.request {
             request = request.timeout(timeout);
         }
@@ -189,7 +197,8 @@ impl Transport {
         params: &Value,
     ) -> Result<RawEvents, ClientError> {
         let response = self
-            .request(operation, params)?
+            .request(operation, params)
+            .await?
             .header(http::header::ACCEPT, "text/event-stream")
             .send()
             .await

@@ -20,7 +20,7 @@ use super::objects::{ObjectOnly, is_array};
 use super::{AppState, sse};
 use crate::handler::{CallContext, EventStream, RequestHandler};
 
-fn error_response(id: JsonRpcId, error: &A2aError, status: StatusCode) -> Response {
+pub(super) fn error_response(id: JsonRpcId, error: &A2aError, status: StatusCode) -> Response {
     let status = if error.kind.is_retryable() {
         StatusCode::SERVICE_UNAVAILABLE
     } else {

@@ -4,6 +4,7 @@
 mod card;
 mod common;
 mod envelope;
+mod gate;
 mod jsonrpc;
 mod objects;
 mod rest;
@@ -26,6 +27,7 @@ pub(crate) struct AppState {
     pub(crate) config: Arc<ServerConfig>,
     pub(crate) shutdown: CancellationToken,
     pub(crate) started: std::time::SystemTime,
+    pub(crate) gate: gate::Gate,
 }
 
 pub(crate) fn router(
@@ -33,7 +35,9 @@ pub(crate) fn router(
     config: Arc<ServerConfig>,
     shutdown: CancellationToken,
 ) -> Router {
+    let state_card = handler.agent_card().clone();
     let state = AppState {
+        gate: gate::Gate::new(config.authentication.as_ref(), handler.agent_card()),
         handler,
         config: Arc::clone(&config),
         shutdown,
@@ -51,17 +55,40 @@ pub(crate) fn router(
     } else {
         router = router.fallback(rest::not_found);
     }
+    // The gate inside: a refusal leaves the body unread, so it closes the connection too.
     let router = router
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            gate::gate,
+        ))
         .layer(axum::middleware::from_fn(unread_body::close_if_unread))
         .with_state(state);
-    match cors(&config.cors_origins) {
+    match cors(&config.cors_origins, &api_key_headers(state_card)) {
         Some(cors) => router.layer(cors),
         None => router,
     }
 }
 
+/// The headers the card's API key schemes travel in, which a browser must be allowed to send.
+fn api_key_headers(card: a2a_protocol_types::AgentCard) -> Vec<http::HeaderName> {
+    card.security_schemes
+        .values()
+        .filter_map(|scheme| match scheme {
+            a2a_protocol_types::security::SecurityScheme::ApiKey(key)
+                if key.location == "header" =>
+            {
+                http::HeaderName::from_bytes(key.name.as_bytes()).ok()
+            }
+            _ => None,
+        })
+        .collect()
+}
+
 /// CORS for the configured origins; `None` (no CORS headers at all) when there are none.
-fn cors(origins: &[String]) -> Option<tower_http::cors::CorsLayer> {
+fn cors(
+    origins: &[String],
+    extra_headers: &[http::HeaderName],
+) -> Option<tower_http::cors::CorsLayer> {
     use http::{HeaderName, HeaderValue, Method};
     let origins: Vec<HeaderValue> = origins
         .iter()
@@ -81,14 +108,23 @@ fn cors(origins: &[String]) -> Option<tower_http::cors::CorsLayer> {
         tower_http::cors::CorsLayer::new()
             .allow_origin(origins)
             .allow_methods([Method::GET, Method::POST, Method::DELETE])
-            .allow_headers([
-                http::header::CONTENT_TYPE,
-                http::header::AUTHORIZATION,
-                http::header::ACCEPT,
-                header("a2a-version"),
+            .allow_headers(
+                [
+                    http::header::CONTENT_TYPE,
+                    http::header::AUTHORIZATION,
+                    http::header::ACCEPT,
+                    header("a2a-version"),
+                    header("a2a-extensions"),
+                    header("last-event-id"),
+                ]
+                .into_iter()
+                .chain(extra_headers.iter().cloned())
+                .collect::<Vec<_>>(),
+            )
+            .expose_headers([
                 header("a2a-extensions"),
-                header("last-event-id"),
-            ])
-            .expose_headers([header("a2a-extensions"), http::header::RETRY_AFTER]),
+                http::header::RETRY_AFTER,
+                http::header::WWW_AUTHENTICATE,
+            ]),
     )
 }

@@ -20,7 +20,7 @@ use super::objects::ObjectOnly;
 use super::{AppState, sse};
 use crate::handler::{CallContext, EventStream, RequestHandler};
 
-fn error_response(
+pub(super) fn error_response(
     error: &A2aError,
     status: Option<StatusCode>,
     media_type: &'static str,

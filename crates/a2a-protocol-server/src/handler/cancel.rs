@@ -56,12 +56,15 @@ impl RequestHandler {
         validate::task_id("id", &request.id)?;
         let tenant = request.tenant;
         if let Some(live) = self.inner.registry.get(&tenant, &request.id) {
+            if !ctx.may_see(live.caller.as_deref()) {
+                return Err(A2aError::task_not_found(request.id.as_str()));
+            }
             let task = live.shared().await;
             return self
-                .cancel_here(&tenant, &task, 0, ctx.caller.clone())
+                .cancel_here(&tenant, &task, 0, None, ctx.caller.clone())
                 .await;
         }
-        let stored = self.load_stored(&tenant, &request.id).await?;
+        let stored = self.load_stored(&tenant, &request.id, ctx).await?;
         if stored.task.status.state.is_terminal() {
             return Err(A2aError::task_not_cancelable(
                 stored.task.id.as_str(),
@@ -85,12 +88,13 @@ impl RequestHandler {
                 task_id = %task.id,
                 "the process running the task did not cancel it in time; canceling it here"
             );
-            let stored = self.load_stored(&tenant, &request.id).await?;
+            let stored = self.load_stored(&tenant, &request.id, ctx).await?;
             return self
                 .cancel_here(
                     &tenant,
                     &Arc::new(stored.task),
                     stored.revision,
+                    stored.caller.as_deref(),
                     ctx.caller.clone(),
                 )
                 .await;
@@ -99,6 +103,7 @@ impl RequestHandler {
             &tenant,
             &Arc::new(stored.task),
             stored.revision,
+            stored.caller.as_deref(),
             ctx.caller.clone(),
         )
         .await
@@ -106,15 +111,20 @@ impl RequestHandler {
 
     /// Cancels the task's turn in this process (starting a turn for the cancel when none
     /// runs): the agent's token fires, its cancel hook runs within the grace, and the task is
-    /// marked canceled if it did not settle.
+    /// marked canceled if it did not settle. `creator` is who created the task (kept with its
+    /// live state when the cancel makes it live); `caller` is who asks.
     pub(crate) async fn cancel_here(
         &self,
         tenant: &str,
         task: &Arc<Task>,
         revision: u64,
+        creator: Option<&str>,
         caller: Option<CallerIdentity>,
     ) -> Result<Task, A2aError> {
-        let live = self.inner.registry.begin_turn(tenant, task, revision);
+        let live = self
+            .inner
+            .registry
+            .begin_turn(tenant, task, revision, creator);
         let result = self.cancel_live(&live, caller).await;
         self.inner.registry.end_turn(&live).await;
         let result = result?;
@@ -176,7 +186,10 @@ impl RequestHandler {
             let handler = self.clone();
             tokio::spawn(async move {
                 let task = live.shared().await;
-                if let Err(error) = handler.cancel_here(&live.tenant, &task, 0, None).await {
+                if let Err(error) = handler
+                    .cancel_here(&live.tenant, &task, 0, None, None)
+                    .await
+                {
                     tracing::debug!(%error, "a cancel asked for by another process did not end canceled");
                 }
             });

@@ -129,6 +129,20 @@ impl CallContext {
         self
     }
 
+    /// Whether this caller may see a task `creator` created. Without authentication every
+    /// task is visible; with it, only the caller's own, so another caller's task answers
+    /// `TaskNotFound` and its existence is not confirmed.
+    pub(crate) fn may_see(&self, creator: Option<&str>) -> bool {
+        self.caller
+            .as_ref()
+            .is_none_or(|caller| creator == Some(caller.0.as_str()))
+    }
+
+    /// The caller's name as a task records its creator.
+    pub(crate) fn creator(&self) -> Option<&str> {
+        self.caller.as_ref().map(|c| c.0.as_str())
+    }
+
     /// Whose quota of held idempotency keys a send of this caller counts against: the
     /// authenticated caller, else the client's address.
     pub(crate) fn key_holder(&self) -> Option<String> {
@@ -264,6 +278,7 @@ pub(crate) struct Inner {
     pub(crate) idempotency: Idempotency,
     pub(crate) card: AgentCard,
     pub(crate) extended_card: Option<AgentCard>,
+    pub(crate) tailor_extended_card: Option<ExtendedCardTailor>,
     pub(crate) config: HandlerConfig,
     pub(crate) leases: Option<leases::Leases>,
     /// This process, as turn owners are recorded in a store several processes share.
@@ -325,9 +340,13 @@ pub struct RequestHandlerBuilder {
     store: Option<Arc<dyn TaskStore>>,
     card: Option<AgentCard>,
     extended_card: Option<AgentCard>,
+    tailor_extended_card: Option<ExtendedCardTailor>,
     config: HandlerConfig,
     max_lease: Option<Duration>,
 }
+
+/// Shapes the extended card per caller.
+type ExtendedCardTailor = Arc<dyn Fn(&CallerIdentity, AgentCard) -> AgentCard + Send + Sync>;
 
 impl RequestHandlerBuilder {
     /// Supports the lease extension: a task started with a lease of at most `max_ttl` is
@@ -406,6 +425,38 @@ impl RequestHandlerBuilder {
         self
     }
 
+    /// Shapes the extended card for each caller (say, listing only the skills a caller may
+    /// use): `tailor` gets the caller and the card set with
+    /// [`RequestHandlerBuilder::with_extended_agent_card`], and its answer is served.
+    ///
+    /// ```
+    /// use a2a_protocol_server::agents::EchoAgent;
+    /// use a2a_protocol_server::{CallContext, CallerIdentity, RequestHandler};
+    /// use a2a_protocol_types::{AgentCard, GetExtendedAgentCardRequest};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), a2a_protocol_types::A2aError> {
+    /// let handler = RequestHandler::builder(EchoAgent::new())
+    ///     .with_extended_agent_card(AgentCard::new("Echo+", "For partners.", "1.0.0"))
+    ///     .with_extended_card_tailor(|caller, mut card| {
+    ///         card.description = format!("For {}.", caller.0);
+    ///         card
+    ///     })
+    ///     .build();
+    /// let bob = CallContext::default().with_caller(Some(CallerIdentity("bob".into())));
+    /// let card = handler.get_extended_agent_card(GetExtendedAgentCardRequest::default(), &bob).await?;
+    /// assert_eq!(card.description, "For bob.");
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn with_extended_card_tailor(
+        mut self,
+        tailor: impl Fn(&CallerIdentity, AgentCard) -> AgentCard + Send + Sync + 'static,
+    ) -> Self {
+        self.tailor_extended_card = Some(Arc::new(tailor));
+        self
+    }
+
     /// Sets the tuning.
     ///
     /// ```
@@ -454,6 +505,7 @@ impl RequestHandlerBuilder {
                 registry: Registry::default(),
                 card,
                 extended_card,
+                tailor_extended_card: self.tailor_extended_card,
                 config: self.config,
                 leases: self.max_lease.map(leases::Leases::new),
                 owner: Arc::from(uuid::Uuid::new_v4().to_string()),
@@ -499,6 +551,7 @@ impl RequestHandler {
             store: None,
             card: None,
             extended_card: None,
+            tailor_extended_card: None,
             config: HandlerConfig::default(),
             max_lease: None,
         }
@@ -555,7 +608,7 @@ impl RequestHandler {
         validate::tenant(&request.tenant)?;
         validate::task_id("id", &request.id)?;
         let history = validate::history_length(request.history_length)?;
-        let mut task = self.load(&request.tenant, &request.id).await?;
+        let mut task = self.load(&request.tenant, &request.id, ctx).await?;
         if ctx.activated(a2a_protocol_types::lease::LEASE_EXTENSION_URI) {
             self.renew_lease(&request.tenant, &request.id).await;
         }
@@ -586,10 +639,11 @@ impl RequestHandler {
     pub async fn list_tasks(
         &self,
         request: ListTasksRequest,
-        _ctx: &CallContext,
+        ctx: &CallContext,
     ) -> Result<ListTasksResponse, A2aError> {
         validate::tenant(&request.tenant)?;
-        let query = validate::task_query(&request, self.inner.config.default_page_size)?;
+        let mut query = validate::task_query(&request, self.inner.config.default_page_size)?;
+        query.caller = ctx.creator().map(str::to_owned);
         let history = validate::history_length(request.history_length)?;
         let include_artifacts = request.include_artifacts.unwrap_or(false);
         let page = self.inner.store.list(&request.tenant, &query).await?;
@@ -710,15 +764,19 @@ impl RequestHandler {
     ///
     /// ```
     /// use a2a_protocol_server::agents::EchoAgent;
-    /// use a2a_protocol_server::{CallContext, RequestHandler};
-    /// use a2a_protocol_types::{AgentCard, GetExtendedAgentCardRequest};
+    /// use a2a_protocol_server::{CallContext, CallerIdentity, RequestHandler};
+    /// use a2a_protocol_types::{AgentCard, ErrorKind, GetExtendedAgentCardRequest};
     ///
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() -> Result<(), a2a_protocol_types::A2aError> {
     /// let handler = RequestHandler::builder(EchoAgent::new())
     ///     .with_extended_agent_card(AgentCard::new("Echo+", "For partners.", "1.0.0"))
     ///     .build();
-    /// let card = handler.get_extended_agent_card(GetExtendedAgentCardRequest::default(), &CallContext::default()).await?;
+    /// // Only for an authenticated caller (spec §13.3).
+    /// let anonymous = handler.get_extended_agent_card(GetExtendedAgentCardRequest::default(), &CallContext::default()).await;
+    /// assert_eq!(anonymous.unwrap_err().kind, ErrorKind::Unauthenticated);
+    /// let alice = CallContext::default().with_caller(Some(CallerIdentity("alice".into())));
+    /// let card = handler.get_extended_agent_card(GetExtendedAgentCardRequest::default(), &alice).await?;
     /// assert_eq!(card.name, "Echo+");
     /// # Ok(())
     /// # }
@@ -726,13 +784,23 @@ impl RequestHandler {
     pub async fn get_extended_agent_card(
         &self,
         request: GetExtendedAgentCardRequest,
-        _ctx: &CallContext,
+        ctx: &CallContext,
     ) -> Result<AgentCard, A2aError> {
         validate::tenant(&request.tenant)?;
-        self.inner.extended_card.clone().ok_or_else(|| {
+        let card = self.inner.extended_card.as_ref().ok_or_else(|| {
             A2aError::unsupported_operation(
                 "this agent has no extended agent card (its card says extendedAgentCard: false)",
             )
+        })?;
+        let Some(caller) = &ctx.caller else {
+            return Err(A2aError::unauthenticated(
+                "the extended agent card is served to authenticated callers only; authenticate \
+                 as the public card's securitySchemes declare",
+            ));
+        };
+        Ok(match &self.inner.tailor_extended_card {
+            Some(tailor) => tailor(caller, card.clone()),
+            None => card.clone(),
         })
     }
 
@@ -776,9 +844,15 @@ impl RequestHandler {
         Ok(())
     }
 
-    async fn load(&self, tenant: &str, id: &TaskId) -> Result<Task, A2aError> {
+    async fn load(&self, tenant: &str, id: &TaskId, ctx: &CallContext) -> Result<Task, A2aError> {
         if let Some(live) = self.inner.registry.get(tenant, id) {
+            if !ctx.may_see(live.caller.as_deref()) {
+                return Err(A2aError::task_not_found(id.as_str()));
+            }
             return Ok(live.snapshot().await);
+        }
+        if ctx.caller.is_some() {
+            return self.load_stored(tenant, id, ctx).await.map(|s| s.task);
         }
         self.inner
             .store
@@ -787,16 +861,19 @@ impl RequestHandler {
             .ok_or_else(|| A2aError::task_not_found(id.as_str()))
     }
 
-    /// The task as stored, with its owner and revision; `TaskNotFound` when there is none.
+    /// The task as stored, with its owner and revision; `TaskNotFound` when there is none or
+    /// the caller may not see it.
     async fn load_stored(
         &self,
         tenant: &str,
         id: &TaskId,
+        ctx: &CallContext,
     ) -> Result<crate::store::StoredTask, A2aError> {
         self.inner
             .store
             .load(tenant, id)
             .await?
+            .filter(|stored| ctx.may_see(stored.caller.as_deref()))
             .ok_or_else(|| A2aError::task_not_found(id.as_str()))
     }
 }

@@ -124,6 +124,7 @@ impl RequestHandler {
             task: before,
             revision,
             recoveries,
+            caller,
             ..
         } = stored;
         let mut task = before.clone();
@@ -140,7 +141,10 @@ impl RequestHandler {
             return Ok(false); // Another process took it first.
         }
         tracing::info!(task_id = %task.id, "running again a turn whose server process was lost");
-        let live = self.inner.registry.begin_turn(tenant, &task, revision + 1);
+        let live = self
+            .inner
+            .registry
+            .begin_turn(tenant, &task, revision + 1, caller.as_deref());
         let budget = a2a_protocol_types::budget::budget_of(&message)
             .ok()
             .flatten();

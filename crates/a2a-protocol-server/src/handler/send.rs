@@ -213,7 +213,8 @@ impl RequestHandler {
         let task = Arc::new(task);
         let write = TaskWrite::create(&tenant, &task)
             .with_claim(claim.as_ref())
-            .with_owner(self.owner());
+            .with_owner(self.owner())
+            .with_caller(ctx.creator());
         match self.inner.store.write(&write).await? {
             WriteOutcome::Written => {}
             WriteOutcome::KeyHeld(held) => return self.replay_held(claim.as_ref(), held).await,
@@ -226,7 +227,10 @@ impl RequestHandler {
         if claim.is_some() {
             self.inner.idempotency.claimed();
         }
-        let live = self.inner.registry.begin_turn(&tenant, &task, 1);
+        let live = self
+            .inner
+            .registry
+            .begin_turn(&tenant, &task, 1, ctx.creator());
         Ok(Started::Turn(Box::new(
             self.launch(live, tenant, message, None, ctx, streaming, true)
                 .await,
@@ -253,6 +257,9 @@ impl RequestHandler {
         let store = &self.inner.store;
         for _ in 0..FOLLOW_UP_ATTEMPTS {
             let current = self.current(&tenant, &id).await?;
+            if !ctx.may_see(current.caller.as_deref()) {
+                return Err(A2aError::task_not_found(id.as_str()));
+            }
             // A retry is a replay even when the first attempt drove the task terminal.
             if let Some(claim) = &claim {
                 if let Some(held) = self.inner.idempotency.holder(claim).await? {
@@ -290,6 +297,7 @@ impl RequestHandler {
                         &tenant,
                         &current.task,
                         current.revision,
+                        current.caller.as_deref(),
                     )
                 })
                 .flatten()
@@ -367,7 +375,10 @@ impl RequestHandler {
                 Loaded::Changed(stored) => return Ok(Current::from(stored)),
             }
         }
-        self.load_stored(tenant, id).await.map(Current::from)
+        // Visibility is the caller's to check: any task is read here.
+        self.load_stored(tenant, id, &CallContext::default())
+            .await
+            .map(Current::from)
     }
 
     /// Starts the agent's turn on a live task whose message is recorded.
@@ -482,7 +493,8 @@ impl RequestHandler {
         if let Some(StreamResponse::Message(message)) = last {
             return Ok(SendMessageResponse::Message(message));
         }
-        let mut task = self.load(tenant, &id).await?;
+        // The caller's own key led here, so the task is the caller's.
+        let mut task = self.load(tenant, &id, &CallContext::default()).await?;
         task.truncate_history(history);
         Ok(SendMessageResponse::Task(task))
     }
@@ -494,6 +506,8 @@ struct Current {
     revision: u64,
     owner: Option<String>,
     owner_alive: bool,
+    /// Who created the task.
+    caller: Option<String>,
 }
 
 impl Current {
@@ -503,6 +517,7 @@ impl Current {
             revision: facts.revision,
             owner: facts.owner,
             owner_alive: facts.owner_alive,
+            caller: facts.caller,
         }
     }
 }
@@ -514,6 +529,7 @@ impl From<StoredTask> for Current {
             revision,
             owner,
             owner_alive,
+            caller,
             ..
         } = stored;
         Self {
@@ -521,6 +537,7 @@ impl From<StoredTask> for Current {
             revision,
             owner,
             owner_alive,
+            caller,
         }
     }
 }

@@ -43,11 +43,11 @@ impl RequestHandler {
     pub async fn subscribe_to_task(
         &self,
         request: SubscribeToTaskRequest,
-        _ctx: &CallContext,
+        ctx: &CallContext,
     ) -> Result<EventStream, A2aError> {
         validate::tenant(&request.tenant)?;
         validate::task_id("id", &request.id)?;
-        let task = self.load(&request.tenant, &request.id).await?;
+        let task = self.load(&request.tenant, &request.id, ctx).await?;
         if task.status.state.is_terminal() {
             return Err(A2aError::unsupported_operation(format!(
                 "task {} is {} and has no more updates; read it with GetTask",

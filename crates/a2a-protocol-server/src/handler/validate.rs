@@ -221,6 +221,7 @@ pub(crate) fn task_query(
         ),
     };
     Ok(TaskQuery {
+        caller: None,
         context_id: request.context_id.clone(),
         status: request.status,
         status_timestamp_after: request.status_timestamp_after,

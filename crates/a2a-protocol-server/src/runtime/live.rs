@@ -129,6 +129,8 @@ impl LiveState {
 pub(crate) struct LiveTask {
     pub(crate) tenant: String,
     pub(crate) task_id: TaskId,
+    /// The authenticated caller that created the task, if one did.
+    pub(crate) caller: Option<Arc<str>>,
     pub(crate) state: AsyncMutex<LiveState>,
     pub(crate) cancel: CancellationToken,
     /// Set by the first cancel of the turn, so a cancel requested again while one is under
@@ -179,11 +181,12 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-fn new_live(tenant: &str, task: &Arc<Task>, revision: u64) -> Arc<LiveTask> {
+fn new_live(tenant: &str, task: &Arc<Task>, revision: u64, caller: Option<&str>) -> Arc<LiveTask> {
     let (events, _) = broadcast::channel(STREAM_BUFFER);
     Arc::new(LiveTask {
         tenant: tenant.to_owned(),
         task_id: task.id.clone(),
+        caller: caller.map(Arc::from),
         state: AsyncMutex::new(LiveState {
             task: Arc::clone(task),
             revision,
@@ -213,30 +216,34 @@ pub(crate) struct Registry {
 }
 
 impl Registry {
-    /// Starts a turn on `task` (stored at `revision`), making it live if it is not.
+    /// Starts a turn on `task` (stored at `revision`, created by `caller`), making it live if
+    /// it is not.
     pub(crate) fn begin_turn(
         &self,
         tenant: &str,
         task: &Arc<Task>,
         revision: u64,
+        caller: Option<&str>,
     ) -> Arc<LiveTask> {
         let mut live = lock(&self.live);
         if let Some(entry) = live.get(tenant).and_then(|tasks| tasks.get(&task.id)) {
             *lock(&entry.turns) += 1;
             return Arc::clone(entry);
         }
-        let entry = new_live(tenant, task, revision);
+        let entry = new_live(tenant, task, revision, caller);
         tenant_tasks(&mut live, tenant).insert(task.id.clone(), Arc::clone(&entry));
         self.became_live.notify_waiters();
         entry
     }
 
-    /// Starts a turn on `task` (stored at `revision`) only if no turn is in progress on it.
+    /// Starts a turn on `task` (stored at `revision`, created by `caller`) only if no turn is
+    /// in progress on it.
     pub(crate) fn try_begin_exclusive(
         &self,
         tenant: &str,
         task: &Arc<Task>,
         revision: u64,
+        caller: Option<&str>,
     ) -> Option<Arc<LiveTask>> {
         let mut live = lock(&self.live);
         if live
@@ -245,7 +252,7 @@ impl Registry {
         {
             return None;
         }
-        let entry = new_live(tenant, task, revision);
+        let entry = new_live(tenant, task, revision, caller);
         tenant_tasks(&mut live, tenant).insert(task.id.clone(), Arc::clone(&entry));
         self.became_live.notify_waiters();
         Some(entry)

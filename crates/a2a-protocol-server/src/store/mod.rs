@@ -147,6 +147,9 @@ pub struct TaskQuery {
     pub page_size: usize,
     /// Where the previous page ended.
     pub cursor: Option<PageCursor>,
+    /// Only tasks this authenticated caller created ([`StoredTask::caller`]); `None` lists
+    /// every caller's tasks.
+    pub caller: Option<String>,
 }
 
 /// One page of tasks, newest status first.

@@ -25,11 +25,26 @@ fn status_millis(task: &Task) -> i64 {
     task.status.timestamp.map_or(0, |t| t.unix_millis())
 }
 
+/// A task as a shard holds it.
+struct Held {
+    task: Arc<Task>,
+    revision: u64,
+    /// Its estimated size in bytes.
+    size: usize,
+    /// The authenticated caller that created it.
+    caller: Option<Arc<str>>,
+}
+
+impl Held {
+    fn stored(&self, task: Task) -> StoredTask {
+        StoredTask::new(task, self.revision).with_caller(self.caller.as_deref().map(str::to_owned))
+    }
+}
+
 pub(crate) struct Shard {
     config: TaskStoreConfig,
-    /// Shared with the live state of tasks being worked on, so a save copies nothing; each
-    /// with its revision and its estimated size.
-    tasks: HashMap<TaskId, (Arc<Task>, u64, usize), TaskIdHasher>,
+    /// Shared with the live state of tasks being worked on, so a save copies nothing.
+    tasks: HashMap<TaskId, Held, TaskIdHasher>,
     /// The task bytes held by this shard and any it shares the budget with.
     task_bytes: Arc<AtomicUsize>,
     /// (status time, id) of every task, for newest-first listing.
@@ -52,25 +67,23 @@ impl Shard {
     }
 
     pub(crate) fn get(&self, id: &TaskId) -> Option<Task> {
-        self.tasks.get(id).map(|(task, _, _)| Task::clone(task))
+        self.tasks.get(id).map(|held| Task::clone(&held.task))
     }
 
     pub(crate) fn load(&self, id: &TaskId) -> Option<StoredTask> {
         self.tasks
             .get(id)
-            .map(|(task, revision, _)| StoredTask::new(Task::clone(task), *revision))
+            .map(|held| held.stored(Task::clone(&held.task)))
     }
 
     /// The task unless it is still at `revision` (see [`super::Loaded`]).
     pub(crate) fn load_if_changed(&self, id: &TaskId, revision: u64) -> super::Loaded {
         match self.tasks.get(id) {
             None => super::Loaded::Missing,
-            Some((task, current, _)) if *current == revision => {
-                super::Loaded::Unchanged(StoredTask::new(super::write::head_of(task), revision))
+            Some(held) if held.revision == revision => {
+                super::Loaded::Unchanged(held.stored(super::write::head_of(&held.task)))
             }
-            Some((task, current, _)) => {
-                super::Loaded::Changed(StoredTask::new(Task::clone(task), *current))
-            }
+            Some(held) => super::Loaded::Changed(held.stored(Task::clone(&held.task))),
         }
     }
 
@@ -79,7 +92,7 @@ impl Shard {
         let current = self
             .tasks
             .get(&write.task.id)
-            .map(|(task, revision, _)| (*revision, task.status.state.is_terminal()));
+            .map(|held| (held.revision, held.task.status.state.is_terminal()));
         // A terminal task is never written over.
         let revision = match (write.expected, current) {
             (None, None) => 1,
@@ -97,13 +110,17 @@ impl Shard {
                 held => return Ok(WriteOutcome::KeyHeld(held)),
             }
         }
-        self.put(Arc::clone(write.task), revision, size);
+        let caller = match (current, write.caller) {
+            (None, Some(caller)) => Some(Arc::from(caller)),
+            _ => None,
+        };
+        self.put(Arc::clone(write.task), revision, size, caller);
         Ok(WriteOutcome::Written)
     }
 
     pub(crate) fn save(&mut self, task: Arc<Task>) -> Result<(), StoreError> {
         let revision = match self.tasks.get(&task.id) {
-            Some((_, revision, _)) => revision + 1,
+            Some(held) => held.revision + 1,
             None => {
                 self.make_room()?;
                 1
@@ -111,7 +128,7 @@ impl Shard {
         };
         let size = footprint::task_bytes(&task);
         self.make_room_for_bytes(&task.id, size)?;
-        self.put(task, revision, size);
+        self.put(task, revision, size, None);
         Ok(())
     }
 
@@ -119,8 +136,8 @@ impl Shard {
     /// messages it appends), so a write costs the same however long the history is.
     fn size_after(&self, write: &TaskWrite<'_>) -> usize {
         match (write.expected, self.tasks.get(&write.task.id)) {
-            (Some(_), Some((before, _, size))) => {
-                size.saturating_sub(footprint::head_bytes(before))
+            (Some(_), Some(held)) => {
+                held.size.saturating_sub(footprint::head_bytes(&held.task))
                     + footprint::head_bytes(write.task)
                     + footprint::appended_bytes(write.task, write.new_messages)
             }
@@ -132,7 +149,7 @@ impl Shard {
     /// would be exceeded; a live task is never evicted, so with only live tasks left a write
     /// that grows the total is refused. A write that does not grow the task always passes.
     fn make_room_for_bytes(&mut self, id: &TaskId, size: usize) -> Result<(), StoreError> {
-        let before = self.tasks.get(id).map_or(0, |(_, _, bytes)| *bytes);
+        let before = self.tasks.get(id).map_or(0, |held| held.size);
         let Some(growth) = size.checked_sub(before).filter(|g| *g > 0) else {
             return Ok(());
         };
@@ -164,10 +181,14 @@ impl Shard {
         Ok(())
     }
 
-    fn put(&mut self, task: Arc<Task>, revision: u64, size: usize) {
+    /// Holds `task`; `caller` is recorded when the task is new (a task never changes hands).
+    fn put(&mut self, task: Arc<Task>, revision: u64, size: usize, caller: Option<Arc<str>>) {
         let now = Instant::now();
         let millis = status_millis(&task);
-        let previous = self.tasks.get(&task.id).map(|(t, _, _)| status_millis(t));
+        let previous = self
+            .tasks
+            .get(&task.id)
+            .map(|held| status_millis(&held.task));
         match previous {
             // The list order changes only when the status time does.
             Some(before) if before == millis => {}
@@ -187,21 +208,29 @@ impl Shard {
             self.terminal.remove(&task.id);
         }
         match self.tasks.get_mut(&task.id) {
-            Some(slot) => {
-                self.task_bytes.fetch_sub(slot.2, Ordering::Relaxed);
-                *slot = (task, revision, size);
+            Some(held) => {
+                self.task_bytes.fetch_sub(held.size, Ordering::Relaxed);
+                held.task = task;
+                held.revision = revision;
+                held.size = size;
             }
             None => {
-                self.tasks.insert(task.id.clone(), (task, revision, size));
+                let held = Held {
+                    task: Arc::clone(&task),
+                    revision,
+                    size,
+                    caller,
+                };
+                self.tasks.insert(task.id.clone(), held);
             }
         }
         self.task_bytes.fetch_add(size, Ordering::Relaxed);
     }
 
     fn remove_task(&mut self, id: &TaskId) {
-        if let Some((task, _, size)) = self.tasks.remove(id) {
-            self.task_bytes.fetch_sub(size, Ordering::Relaxed);
-            self.order.remove(&(status_millis(&task), id.clone()));
+        if let Some(held) = self.tasks.remove(id) {
+            self.task_bytes.fetch_sub(held.size, Ordering::Relaxed);
+            self.order.remove(&(status_millis(&held.task), id.clone()));
         }
         self.terminal.remove(id);
     }
@@ -227,11 +256,16 @@ impl Shard {
 
     pub(crate) fn list(&mut self, query: &TaskQuery) -> TaskPage {
         self.expire_terminal_tasks(Instant::now());
-        let matches = |task: &Task| {
+        let matches = |held: &Held| {
+            let task = &held.task;
             query
-                .context_id
-                .as_ref()
-                .is_none_or(|c| &task.context_id == c)
+                .caller
+                .as_deref()
+                .is_none_or(|caller| held.caller.as_deref() == Some(caller))
+                && query
+                    .context_id
+                    .as_ref()
+                    .is_none_or(|c| &task.context_id == c)
                 && query.status.is_none_or(|s| task.status.state == s)
                 && query
                     .status_timestamp_after
@@ -241,12 +275,13 @@ impl Shard {
         let mut page = Vec::new();
         let mut next = None;
         for (millis, id) in self.order.iter().rev() {
-            let Some((task, _, _)) = self.tasks.get(id) else {
+            let Some(held) = self.tasks.get(id) else {
                 continue;
             };
-            if !matches(task) {
+            if !matches(held) {
                 continue;
             }
+            let task = &held.task;
             total_size += 1;
             let after_cursor = query
                 .cursor

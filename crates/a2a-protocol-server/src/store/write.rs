@@ -40,6 +40,9 @@ pub struct StoredTask {
     pub cancel_requested: bool,
     /// How many times the task's turn was run again after its process was lost.
     pub recoveries: u32,
+    /// The authenticated caller that created the task; only that caller may see it when
+    /// requests are authenticated. `None` for a task created without one.
+    pub caller: Option<String>,
 }
 
 impl StoredTask {
@@ -60,7 +63,23 @@ impl StoredTask {
             owner_alive: false,
             cancel_requested: false,
             recoveries: 0,
+            caller: None,
         }
+    }
+
+    /// Sets [`StoredTask::caller`].
+    ///
+    /// ```
+    /// use a2a_protocol_server::store::StoredTask;
+    /// use a2a_protocol_types::{Task, TaskState, TaskStatus};
+    ///
+    /// let task = Task::new("t-1", "c-1", TaskStatus::new(TaskState::Working));
+    /// let stored = StoredTask::new(task, 1).with_caller(Some("alice".into()));
+    /// assert_eq!(stored.caller.as_deref(), Some("alice"));
+    /// ```
+    pub fn with_caller(mut self, caller: Option<String>) -> Self {
+        self.caller = caller;
+        self
     }
 }
 
@@ -106,6 +125,9 @@ pub struct TaskWrite<'a> {
     pub claim: Option<&'a KeyClaim>,
     /// A new count of recoveries, when this write runs the turn again after a lost process.
     pub recoveries: Option<u32>,
+    /// The authenticated caller creating the task, recorded with it when it is created (and
+    /// ignored by later writes: a task never changes hands).
+    pub caller: Option<&'a str>,
 }
 
 impl<'a> TaskWrite<'a> {
@@ -130,6 +152,7 @@ impl<'a> TaskWrite<'a> {
             owner: None,
             claim: None,
             recoveries: None,
+            caller: None,
         }
     }
 
@@ -239,6 +262,22 @@ impl<'a> TaskWrite<'a> {
     /// ```
     pub fn with_recoveries(mut self, recoveries: u32) -> Self {
         self.recoveries = Some(recoveries);
+        self
+    }
+
+    /// Sets [`TaskWrite::caller`].
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    ///
+    /// use a2a_protocol_server::store::TaskWrite;
+    /// use a2a_protocol_types::{Task, TaskState, TaskStatus};
+    ///
+    /// let task = Arc::new(Task::new("t-1", "c-1", TaskStatus::new(TaskState::Submitted)));
+    /// assert_eq!(TaskWrite::create("", &task).with_caller(Some("alice")).caller, Some("alice"));
+    /// ```
+    pub fn with_caller(mut self, caller: Option<&'a str>) -> Self {
+        self.caller = caller;
         self
     }
 }

@@ -168,7 +168,7 @@ macro_rules! sql_core {
                 let tenant = self.task_tenant(tenant);
                 let Some(row) = sqlx::query(
                     "SELECT t.body, t.generation, t.revision, t.owner, t.cancel_requested, \
-                            t.recoveries, o.expires_millis \
+                            t.recoveries, o.expires_millis, t.caller \
                      FROM a2a_tasks t LEFT JOIN a2a_owners o ON o.id = t.owner \
                      WHERE t.tenant = $1 AND t.id = $2",
                 )
@@ -189,7 +189,9 @@ macro_rules! sql_core {
                 let cancel_requested: bool = row.try_get(4).map_err($classify)?;
                 let recoveries: i32 = row.try_get(5).map_err($classify)?;
                 let owner_expires: Option<i64> = row.try_get(6).map_err($classify)?;
-                let mut stored = StoredTask::new(task, u64::try_from(revision).unwrap_or(0));
+                let caller: Option<String> = row.try_get(7).map_err($classify)?;
+                let mut stored = StoredTask::new(task, u64::try_from(revision).unwrap_or(0))
+                    .with_caller(caller);
                 stored.owner_alive = owner_expires.is_some_and(|at| at > now_millis());
                 stored.owner = owner;
                 stored.cancel_requested = cancel_requested;
@@ -280,8 +282,8 @@ macro_rules! sql_core {
                     None => sqlx::query(
                         "INSERT INTO a2a_tasks \
                            (tenant, id, context_id, state, status_millis, updated_millis, terminal, \
-                            body, generation, owner, recoveries, revision) \
-                         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, COALESCE($11, 0), 1) \
+                            body, generation, owner, recoveries, revision, caller) \
+                         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, COALESCE($11, 0), 1, $12) \
                          ON CONFLICT (tenant, id) DO NOTHING",
                     ),
                     Some(_) => sqlx::query(
@@ -306,7 +308,7 @@ macro_rules! sql_core {
                 .bind(write.recoveries.map(|n| i32::try_from(n).unwrap_or(i32::MAX)));
                 let statement = match write.expected {
                     Some(revision) => statement.bind(i64::try_from(revision).unwrap_or(i64::MAX)),
-                    None => statement,
+                    None => statement.bind(write.caller),
                 };
                 let written = statement
                     .execute(&mut *tx)
@@ -352,6 +354,10 @@ macro_rules! sql_core {
                 let tenant = self.task_tenant(tenant);
                 let mut filters = String::from("tenant = $1");
                 let mut binds = vec![Bind::Text(tenant.to_owned())];
+                if let Some(caller) = &query.caller {
+                    binds.push(Bind::Text(caller.clone()));
+                    filters.push_str(&format!(" AND caller = ${}", binds.len()));
+                }
                 if let Some(context) = &query.context_id {
                     binds.push(Bind::Text(context.to_string()));
                     filters.push_str(&format!(" AND context_id = ${}", binds.len()));

@@ -29,8 +29,8 @@ WITH claim AS (
 ), task AS (
     INSERT INTO a2a_tasks
         (tenant, id, context_id, state, status_millis, updated_millis, terminal, body,
-         generation, owner, recoveries, revision)
-    SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, COALESCE($11, 0), 1
+         generation, owner, recoveries, revision, caller)
+    SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, COALESCE($11, 0), 1, $18
     WHERE $14::text IS NULL OR EXISTS (SELECT 1 FROM claim)
     ON CONFLICT (tenant, id) DO NOTHING
     RETURNING 1
@@ -115,6 +115,7 @@ pub(super) async fn write(
             .bind(claim.map(|c| c.message_id.as_str()))
             .bind(seqs)
             .bind(bodies)
+            .bind(write.caller)
             .fetch_one(&core.pool)
             .await
             .map_err(classify)?;
