@@ -784,3 +784,103 @@ async fn get_and_tasks_read_a_task_with_an_enum_value_they_do_not_know() {
     .await
     .expect("joined");
 }
+
+// ---- authentication ----
+
+/// `a2a ARGS` with `env` set, quiet logs.
+fn a2a_with_env(args: &[&str], env: &[(&str, &str)]) -> assert_cmd::assert::Assert {
+    Command::cargo_bin("a2a")
+        .expect("the a2a binary")
+        .args(args)
+        .envs(env.iter().copied())
+        .env("RUST_LOG", "warn")
+        .assert()
+}
+
+#[test]
+fn serve_with_api_keys_gives_each_caller_only_its_own_tasks() {
+    let keys = [
+        ("ALICE_KEY", "alice-7d1e0f93b2c84a65"),
+        ("BOB_KEY", "bob-0a6c5e27f19d3b48"),
+    ];
+    let server = Server::start_with_env(
+        "memory:",
+        &["--api-key-env", "ALICE_KEY", "--api-key-env", "BOB_KEY"],
+        &keys,
+    );
+    let base = server.base.as_str();
+    // Without a key: refused, exit 4, with a hint.
+    let refused = a2a(&["send", base, "hello", "--no-key"]).code(4);
+    let said = stderr_of(&refused);
+    assert!(
+        said.contains("UNAUTHENTICATED") && said.contains("--api-key-env"),
+        "{said}"
+    );
+    // A wrong key is refused the same way.
+    let wrong = [("ALICE_KEY", "not-the-key-0000000000")];
+    a2a_with_env(&["tasks", base, "--api-key-env", "ALICE_KEY"], &wrong).code(4);
+    // Alice sends, and the retry line names her key's variable, never the key.
+    let sent = a2a_with_env(
+        &["send", base, "alice's errand", "--api-key-env", "ALICE_KEY"],
+        &keys,
+    )
+    .success();
+    let out = stdout_of(&sent);
+    assert!(
+        out.contains("--api-key-env ALICE_KEY") && !out.contains(keys[0].1),
+        "{out}"
+    );
+    let task = out
+        .lines()
+        .find_map(|l| l.strip_prefix("task"))
+        .map(|t| t.trim().to_owned())
+        .expect("a task line");
+    // Alice sees her task; Bob neither lists nor reads it.
+    let alice = a2a_with_env(&["tasks", base, "--api-key-env", "ALICE_KEY"], &keys).success();
+    assert!(stdout_of(&alice).contains(&task));
+    let bob = a2a_with_env(&["tasks", base, "--api-key-env", "BOB_KEY"], &keys).success();
+    assert!(!stdout_of(&bob).contains(&task), "{}", stdout_of(&bob));
+    let bob_get = a2a_with_env(&["get", base, &task, "--api-key-env", "BOB_KEY"], &keys).code(4);
+    assert!(
+        stderr_of(&bob_get).contains("TASK_NOT_FOUND"),
+        "{}",
+        stderr_of(&bob_get)
+    );
+}
+
+#[test]
+fn serve_refuses_a_short_or_missing_api_key() {
+    let short = a2a_with_env(
+        &[
+            "serve",
+            "--addr",
+            "127.0.0.1:0",
+            "--store",
+            "memory:",
+            "--api-key-env",
+            "SHORT_KEY",
+        ],
+        &[("SHORT_KEY", "abc")],
+    )
+    .code(2);
+    assert!(
+        stderr_of(&short).contains("openssl rand"),
+        "{}",
+        stderr_of(&short)
+    );
+    let missing = a2a(&[
+        "serve",
+        "--addr",
+        "127.0.0.1:0",
+        "--store",
+        "memory:",
+        "--api-key-env",
+        "A2A_TEST_UNSET_KEY",
+    ])
+    .code(2);
+    assert!(
+        stderr_of(&missing).contains("A2A_TEST_UNSET_KEY"),
+        "{}",
+        stderr_of(&missing)
+    );
+}

@@ -350,10 +350,19 @@ async fn return_immediately_answers_before_the_task_settles() {
 #[tokio::test]
 async fn the_extended_card_is_served_only_when_configured() {
     let plain = serve(CountingAgent::new()).await;
-    let extended = serve_handler(
+    // The extended card is for authenticated callers (spec §13.3): here, whoever a layer in
+    // front names in a header.
+    let trusted_proxy = ServerConfig::default().with_caller_resolver(std::sync::Arc::new(
+        |headers: &http::HeaderMap| {
+            let user = headers.get("x-user")?.to_str().ok()?;
+            Some(a2a_protocol_server::CallerIdentity(user.to_owned()))
+        },
+    ));
+    let extended = serve_with(
         RequestHandler::builder(CountingAgent::new())
             .with_extended_agent_card(AgentCard::new("Secret agent", "More skills", "1.0"))
             .build(),
+        trusted_proxy,
     )
     .await;
     for binding in BINDINGS {
@@ -361,9 +370,22 @@ async fn the_extended_card_is_served_only_when_configured() {
             .await
             .expect_err("absent");
         assert_eq!(error.reason, "UNSUPPORTED_OPERATION");
-        let card = call(binding, &extended.base, "GetExtendedAgentCard", json!({}))
+        let anonymous = call(binding, &extended.base, "GetExtendedAgentCard", json!({}))
             .await
-            .expect("ok");
+            .expect_err("only for authenticated callers");
+        assert_eq!(
+            (anonymous.reason.as_str(), anonymous.status),
+            ("UNAUTHENTICATED", 401)
+        );
+        let card = call_with(
+            binding,
+            &extended.base,
+            "GetExtendedAgentCard",
+            json!({}),
+            &[("x-user", "alice")],
+        )
+        .await
+        .expect("ok");
         assert_eq!(card["name"], "Secret agent");
         assert_eq!(card["capabilities"]["extendedAgentCard"], true);
     }

@@ -169,6 +169,65 @@ async fn lists_filter_and_page_newest_status_first() {
 }
 
 #[tokio::test]
+async fn a_task_keeps_the_caller_that_created_it_and_lists_filter_on_it() {
+    use a2a_protocol_server::store::TaskWrite;
+    for s in all_stores().await {
+        let store = &s.store;
+        let mine = Arc::new(task_at("t-alice", "c1", TaskState::Working, 1_000));
+        let theirs = Arc::new(task_at("t-bob", "c1", TaskState::Working, 2_000));
+        let anyone = Arc::new(task_at("t-none", "c1", TaskState::Working, 3_000));
+        for (task, caller) in [
+            (&mine, Some("alice")),
+            (&theirs, Some("bob")),
+            (&anyone, None),
+        ] {
+            store
+                .write(&TaskWrite::create("", task).with_caller(caller))
+                .await
+                .expect("created");
+        }
+        // A later write, which names no caller, does not change hands.
+        let mut done = Task::clone(&mine);
+        done.status = TaskStatus::new(TaskState::Completed);
+        store
+            .write(&TaskWrite::update("", &Arc::new(done), 1))
+            .await
+            .expect("updated");
+        let loaded = store.load("", &mine.id).await.expect("ok").expect("there");
+        assert_eq!(loaded.caller.as_deref(), Some("alice"), "{}", s.name);
+        assert_eq!(loaded.task.status.state, TaskState::Completed, "{}", s.name);
+        let loaded = store
+            .load("", &anyone.id)
+            .await
+            .expect("ok")
+            .expect("there");
+        assert_eq!(loaded.caller, None, "{}", s.name);
+        for (caller, expected) in [
+            (Some("alice"), vec!["t-alice"]),
+            (Some("bob"), vec!["t-bob"]),
+            (Some("carol"), vec![]),
+            // Completing it made alice's the newest status.
+            (None, vec!["t-alice", "t-none", "t-bob"]),
+        ] {
+            let page = store
+                .list(
+                    "",
+                    &TaskQuery {
+                        caller: caller.map(str::to_owned),
+                        ..query(10)
+                    },
+                )
+                .await
+                .expect("listed");
+            let ids: Vec<&str> = page.tasks.iter().map(|t| t.id.as_str()).collect();
+            assert_eq!(ids, expected, "{} as {caller:?}", s.name);
+            assert_eq!(page.total_size, expected.len(), "{}", s.name);
+        }
+        s.cleanup().await;
+    }
+}
+
+#[tokio::test]
 async fn a_state_change_moves_the_task_between_filters() {
     for s in all_stores().await {
         let store = &s.store;

@@ -27,6 +27,15 @@ impl Server {
         Self::spawn(command, extra)
     }
 
+    /// Like [`Server::start`], with `env` added to the server's environment.
+    pub fn start_with_env(store: &str, extra: &[&str], env: &[(&str, &str)]) -> Self {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_a2a"));
+        command
+            .args(["serve", "--addr", "127.0.0.1:0", "--store", store])
+            .envs(env.iter().copied());
+        Self::spawn(command, extra)
+    }
+
     /// Like [`Server::start`], in a process that may open at most `files` file descriptors.
     pub fn start_with_file_limit(store: &str, extra: &[&str], files: u32) -> Self {
         let mut command = Command::new("sh");

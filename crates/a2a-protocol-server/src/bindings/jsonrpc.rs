@@ -21,10 +21,13 @@ use super::{AppState, sse};
 use crate::handler::{CallContext, EventStream, RequestHandler};
 
 pub(super) fn error_response(id: JsonRpcId, error: &A2aError, status: StatusCode) -> Response {
-    let status = if error.kind.is_retryable() {
-        StatusCode::SERVICE_UNAVAILABLE
-    } else {
-        status
+    // Refusals a client, proxy or browser must see at the HTTP level carry their status on
+    // this binding too: overload (503 with Retry-After) and authentication (401, 403).
+    let status = match error.kind {
+        kind if kind.is_retryable() => StatusCode::SERVICE_UNAVAILABLE,
+        ErrorKind::Unauthenticated => StatusCode::UNAUTHORIZED,
+        ErrorKind::PermissionDenied => StatusCode::FORBIDDEN,
+        _ => status,
     };
     let body = JsonRpcResponse::<Value>::error(id, error.to_jsonrpc());
     let mut response = (status, axum::Json(body)).into_response();

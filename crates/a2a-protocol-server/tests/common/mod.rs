@@ -257,17 +257,32 @@ pub async fn call_with(
     params: Value,
     headers: &[(&str, &str)],
 ) -> Result<Value, WireError> {
+    call_shaped(binding, base, method, params, |mut request| {
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        request
+    })
+    .await
+}
+
+/// Calls a unary operation with the request shaped by `shape` (headers, query parameters)
+/// before it is sent.
+pub async fn call_shaped(
+    binding: Binding,
+    base: &str,
+    method: &str,
+    params: Value,
+    shape: impl FnOnce(reqwest::RequestBuilder) -> reqwest::RequestBuilder,
+) -> Result<Value, WireError> {
     let client = client();
-    let mut request = match binding {
+    let request = match binding {
         Binding::JsonRpc => client
             .post(format!("{base}/"))
             .json(&json!({"jsonrpc": "2.0", "id": 7, "method": method, "params": params})),
         Binding::Rest => rest_request(&client, base, &Call { method, params }),
     };
-    request = request.header("A2A-Version", "1.0");
-    for (name, value) in headers {
-        request = request.header(*name, *value);
-    }
+    let request = shape(request.header("A2A-Version", "1.0"));
     let response = request.send().await.expect("request sent");
     let status = response.status().as_u16();
     let retry_after = response
@@ -305,6 +320,17 @@ async fn send_streaming(
     method: &str,
     params: Value,
 ) -> reqwest::Response {
+    send_streaming_shaped(binding, base, method, params, |r| r).await
+}
+
+/// [`send_streaming`], with the request shaped by `shape` before it is sent.
+pub async fn send_streaming_shaped(
+    binding: Binding,
+    base: &str,
+    method: &str,
+    params: Value,
+    shape: impl FnOnce(reqwest::RequestBuilder) -> reqwest::RequestBuilder,
+) -> reqwest::Response {
     let client = client();
     let request = match binding {
         Binding::JsonRpc => client
@@ -312,8 +338,7 @@ async fn send_streaming(
             .json(&json!({"jsonrpc": "2.0", "id": 9, "method": method, "params": params})),
         Binding::Rest => rest_request(&client, base, &Call { method, params }),
     };
-    request
-        .header("A2A-Version", "1.0")
+    shape(request.header("A2A-Version", "1.0"))
         .send()
         .await
         .expect("request sent")
