@@ -99,6 +99,12 @@ pub struct ServerConfig {
     /// (see [`crate::auth`]). Default none: requests are not authenticated, unless a layer in
     /// front puts a [`CallerIdentity`] in them.
     pub authentication: Option<Arc<Authenticator>>,
+    /// The longest a request is served before it is answered. A blocking `SendMessage` still
+    /// waiting then answers with its task as it stands (the turn goes on; follow it with
+    /// `GetTask` or `SubscribeToTask`); any other request not answered by then gets an error
+    /// (HTTP 504) saying it may have taken effect. Streams, once open, are not cut. Default
+    /// 10 minutes.
+    pub request_deadline: Duration,
 }
 
 impl fmt::Debug for ServerConfig {
@@ -119,6 +125,7 @@ impl fmt::Debug for ServerConfig {
             .field("body_timeout", &self.body_timeout)
             .field("cors_origins", &self.cors_origins)
             .field("authentication", &self.authentication)
+            .field("request_deadline", &self.request_deadline)
             .finish()
     }
 }
@@ -141,6 +148,7 @@ impl Default for ServerConfig {
             body_timeout: Duration::from_secs(30),
             cors_origins: Vec::new(),
             authentication: None,
+            request_deadline: Duration::from_secs(600),
         }
     }
 }
@@ -354,6 +362,21 @@ impl ServerConfig {
     /// ```
     pub fn with_authentication(mut self, authenticator: Authenticator) -> Self {
         self.authentication = Some(Arc::new(authenticator));
+        self
+    }
+
+    /// Sets [`ServerConfig::request_deadline`].
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// use a2a_protocol_server::ServerConfig;
+    ///
+    /// let config = ServerConfig::default().with_request_deadline(Duration::from_secs(120));
+    /// assert_eq!(config.request_deadline, Duration::from_secs(120));
+    /// ```
+    pub fn with_request_deadline(mut self, deadline: Duration) -> Self {
+        self.request_deadline = deadline;
         self
     }
 }

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use a2a_protocol_server::{RequestHandler, ServerConfig};
 use common::*;
+use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
@@ -157,4 +158,93 @@ async fn a_body_that_never_arrives_is_answered_408() {
         assert!(seen.contains("\"error\""), "{path}: an error body: {seen}");
     }
     assert_eq!(agent.runs(), 0);
+}
+
+/// The in-memory store, except that listing never answers: a store stuck on a lock.
+struct StuckListing(a2a_protocol_server::store::InMemoryTaskStore);
+
+#[async_trait::async_trait]
+impl a2a_protocol_server::store::TaskStore for StuckListing {
+    async fn get(
+        &self,
+        tenant: &str,
+        id: &a2a_protocol_types::TaskId,
+    ) -> Result<Option<a2a_protocol_types::Task>, a2a_protocol_server::store::StoreError> {
+        self.0.get(tenant, id).await
+    }
+
+    async fn save(
+        &self,
+        tenant: &str,
+        task: &a2a_protocol_types::Task,
+    ) -> Result<(), a2a_protocol_server::store::StoreError> {
+        self.0.save(tenant, task).await
+    }
+
+    async fn list(
+        &self,
+        _tenant: &str,
+        _query: &a2a_protocol_server::store::TaskQuery,
+    ) -> Result<a2a_protocol_server::store::TaskPage, a2a_protocol_server::store::StoreError> {
+        std::future::pending().await
+    }
+}
+
+#[tokio::test]
+async fn a_request_is_answered_by_its_deadline() {
+    let deadline = Duration::from_secs(1);
+    let slow = serve_with(
+        RequestHandler::builder(CountingAgent::slow(Duration::from_secs(60))).build(),
+        ServerConfig::default().with_request_deadline(deadline),
+    )
+    .await;
+    for binding in BINDINGS {
+        // A blocking send to an agent that works for a minute is answered with the task as it
+        // stands, and its turn goes on.
+        let key = key();
+        let params = keyed_params(&uuid::Uuid::new_v4().to_string(), "long job", &key);
+        let answered = tokio::time::timeout(
+            PATIENCE,
+            call(binding, &slow.base, "SendMessage", params.clone()),
+        )
+        .await
+        .expect("answered by the deadline")
+        .expect("a task");
+        let task = task_of(&answered);
+        assert_eq!(task["status"]["state"], "TASK_STATE_WORKING", "{binding:?}");
+        // Its retry (a replay that would wait too) is bounded the same way.
+        let replayed =
+            tokio::time::timeout(PATIENCE, call(binding, &slow.base, "SendMessage", params))
+                .await
+                .expect("answered by the deadline")
+                .expect("the same task");
+        assert_eq!(task_of(&replayed)["id"], task["id"], "{binding:?}");
+        let id = task["id"].as_str().expect("id");
+        let still = call(binding, &slow.base, "GetTask", json!({"id": id}))
+            .await
+            .expect("read");
+        assert_eq!(
+            still["status"]["state"], "TASK_STATE_WORKING",
+            "the turn goes on"
+        );
+    }
+    // A request stuck in the store is cut off, with an error that says it may have acted.
+    let stuck = serve_with(
+        RequestHandler::builder(CountingAgent::new())
+            .with_store(std::sync::Arc::new(StuckListing(
+                a2a_protocol_server::store::InMemoryTaskStore::new(),
+            )))
+            .build(),
+        ServerConfig::default().with_request_deadline(deadline),
+    )
+    .await;
+    for binding in BINDINGS {
+        let error =
+            tokio::time::timeout(PATIENCE, call(binding, &stuck.base, "ListTasks", json!({})))
+                .await
+                .expect("answered past the deadline")
+                .expect_err("cut off");
+        assert_eq!(error.reason, "INTERNAL", "{binding:?}: {}", error.body);
+        assert!(error.message.contains("deadline"), "{}", error.message);
+    }
 }

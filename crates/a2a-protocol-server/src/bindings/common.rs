@@ -82,6 +82,35 @@ pub(crate) fn call_context(state: &AppState, parts: &http::request::Parts) -> Ca
         .with_caller(caller)
         .with_peer(peer)
         .with_extensions(requested_extensions(headers))
+        .with_deadline(Some(
+            tokio::time::Instant::now() + state.config.request_deadline,
+        ))
+}
+
+/// How long after its deadline a request is cut off: the handler answers a blocking send at
+/// the deadline itself, so this catches only what is stuck elsewhere (a store that does not
+/// answer, say).
+const PAST_DEADLINE: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// `dispatch`'s outcome, or an error once the request's deadline has passed: the request
+/// may have taken effect, so the error is not one a client retries blindly.
+pub(crate) async fn within_deadline<T>(
+    ctx: &CallContext,
+    dispatch: impl std::future::Future<Output = Result<T, A2aError>>,
+) -> Result<T, A2aError> {
+    let Some(deadline) = ctx.deadline else {
+        return dispatch.await;
+    };
+    tokio::time::timeout_at(deadline + PAST_DEADLINE, dispatch)
+        .await
+        .unwrap_or_else(|_| {
+            Err(A2aError::new(
+                ErrorKind::Internal,
+                "the request was not answered within the server's request deadline; it may \
+                 have taken effect: read the task before repeating a change, and repeat a send \
+                 only with its idempotency key",
+            ))
+        })
 }
 
 fn requested_extensions(headers: &HeaderMap) -> Vec<String> {

@@ -233,13 +233,16 @@ pub(crate) async fn handle(State(state): State<AppState>, request: Request<Body>
     let mut declared = Vec::new();
     // At debug: a span costs a few microseconds per request even when nothing is logged in it.
     let span = tracing::debug_span!("a2a_request", binding = "jsonrpc", method = %request.method.chars().take(64).collect::<String>());
-    let outcome = dispatch(
-        &state.handler,
-        &id,
-        &request.method,
-        request.params,
+    let outcome = common::within_deadline(
         &ctx,
-        &mut declared,
+        dispatch(
+            &state.handler,
+            &id,
+            &request.method,
+            request.params,
+            &ctx,
+            &mut declared,
+        ),
     )
     .instrument(span)
     .await;

@@ -508,9 +508,12 @@ pub(crate) async fn handle(State(state): State<AppState>, request: Request<Body>
     let ctx = common::call_context(&state, &parts);
     // At debug: a span costs a few microseconds per request even when nothing is logged in it.
     let span = tracing::debug_span!("a2a_request", binding = "http+json", operation = ?operation);
-    let outcome = dispatch(&state.handler, &tenant, operation, body, query, &ctx)
-        .instrument(span)
-        .await;
+    let outcome = common::within_deadline(
+        &ctx,
+        dispatch(&state.handler, &tenant, operation, body, query, &ctx),
+    )
+    .instrument(span)
+    .await;
     let mut response = match outcome {
         Ok(Outcome::Json(bytes)) => (
             [(CONTENT_TYPE, HeaderValue::from_static(media_type))],

@@ -76,6 +76,10 @@ pub struct CallContext {
     /// accepted the connection). Without an authenticated caller, the idempotency keys a
     /// client holds are counted against this address.
     pub peer: Option<std::net::IpAddr>,
+    /// When the request must be answered by. A blocking `SendMessage` still waiting for its
+    /// task to settle then answers with the task as it stands (its turn goes on). Set by the
+    /// server from [`crate::ServerConfig::request_deadline`]; `None` waits as long as it takes.
+    pub deadline: Option<tokio::time::Instant>,
 }
 
 impl CallContext {
@@ -126,6 +130,21 @@ impl CallContext {
     /// ```
     pub fn with_peer(mut self, peer: Option<std::net::IpAddr>) -> Self {
         self.peer = peer;
+        self
+    }
+
+    /// A context that must be answered by `deadline`.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// use a2a_protocol_server::CallContext;
+    ///
+    /// let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    /// assert_eq!(CallContext::default().with_deadline(Some(deadline)).deadline, Some(deadline));
+    /// ```
+    pub fn with_deadline(mut self, deadline: Option<tokio::time::Instant>) -> Self {
+        self.deadline = deadline;
         self
     }
 

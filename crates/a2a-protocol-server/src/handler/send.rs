@@ -84,7 +84,7 @@ impl RequestHandler {
         let tenant = request.tenant.clone();
         match self.admit_and_start(request, ctx, false).await? {
             Started::Replay(task) => self
-                .answer_replay(&tenant, *task, immediate, history)
+                .answer_replay(&tenant, *task, immediate, history, ctx.deadline)
                 .await
                 .map(SendAnswer::from),
             Started::Turn(turn) => {
@@ -99,9 +99,10 @@ impl RequestHandler {
                 }
                 // Let go of the first version, so the turn's events can reuse it.
                 drop(snapshot);
-                if let Some(reply) = await_settled(events).await {
+                if let Some(Some(reply)) = until(ctx.deadline, await_settled(events)).await {
                     return Ok(SendAnswer::Message(reply));
                 }
+                // Settled, or the deadline came first: the task as it stands either way.
                 Ok(SendAnswer::task(live.shared().await, history))
             }
         }
@@ -475,6 +476,7 @@ impl RequestHandler {
         task: Task,
         immediate: bool,
         history: Option<usize>,
+        deadline: Option<tokio::time::Instant>,
     ) -> Result<SendMessageResponse, A2aError> {
         if let Some(reply) = direct_reply(&task) {
             return Ok(SendMessageResponse::Message(reply.clone()));
@@ -485,12 +487,9 @@ impl RequestHandler {
             return Ok(SendMessageResponse::Task(task));
         }
         let id = task.id.clone();
-        let last = self
-            .follow(tenant, task, None, EndsAt::Settled)
-            .await
-            .fold(None, |_, e| async { Some(e) })
-            .await;
-        if let Some(StreamResponse::Message(message)) = last {
+        let events = self.follow(tenant, task, None, EndsAt::Settled).await;
+        let last = until(deadline, events.fold(None, |_, e| async { Some(e) })).await;
+        if let Some(Some(StreamResponse::Message(message))) = last {
             return Ok(SendMessageResponse::Message(message));
         }
         // The caller's own key led here, so the task is the caller's.
@@ -625,4 +624,15 @@ fn turn_stream(turn: Turn, history: Option<usize>) -> EventStream {
     })
     .flatten()
     .boxed()
+}
+
+/// `work`'s output, or `None` once `deadline` passes first.
+async fn until<T>(
+    deadline: Option<tokio::time::Instant>,
+    work: impl std::future::Future<Output = T>,
+) -> Option<T> {
+    match deadline {
+        Some(deadline) => tokio::time::timeout_at(deadline, work).await.ok(),
+        None => Some(work.await),
+    }
 }
