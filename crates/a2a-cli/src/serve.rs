@@ -76,6 +76,54 @@ pub(crate) struct ServeArgs {
     /// created. Repeat for more callers [default: no authentication].
     #[arg(long = "api-key-env", value_name = "NAME")]
     api_key_envs: Vec<String>,
+    /// Serve HTTPS with this certificate chain (PEM, the server's certificate first).
+    #[arg(long, value_name = "FILE", requires = "tls_key")]
+    tls_cert: Option<std::path::PathBuf>,
+    /// The private key of --tls-cert (PEM).
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    tls_key: Option<std::path::PathBuf>,
+    /// With --tls-cert: accept client certificates issued by this CA (PEM) as credentials
+    /// (mutual TLS); the caller is the certificate's common name. With --api-key-env too,
+    /// either kind of credential will do.
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    client_ca: Option<std::path::PathBuf>,
+}
+
+/// The card's mutual TLS scheme, and its verifier added to `auth`, for `--client-ca`.
+fn client_certificates(
+    card: &mut a2a_protocol_server::types::AgentCard,
+    auth: Option<Authenticator>,
+) -> Authenticator {
+    use a2a_protocol_server::auth::ClientCertificates;
+    use a2a_protocol_server::types::security::{
+        MutualTlsSecurityScheme, SecurityRequirement, SecurityScheme,
+    };
+    card.security_schemes.insert(
+        "mtls".into(),
+        SecurityScheme::MutualTls(MutualTlsSecurityScheme {
+            description: Some("A client certificate the agent's operator's CA issued.".into()),
+        }),
+    );
+    card.security_requirements.push(SecurityRequirement {
+        schemes: [("mtls".to_owned(), Default::default())].into(),
+    });
+    auth.unwrap_or_default()
+        .with_verifier("mtls", ClientCertificates)
+}
+
+/// The TLS configuration of `--tls-cert`, `--tls-key` and `--client-ca`.
+fn tls(args: &ServeArgs) -> Result<Option<a2a_protocol_server::tls::TlsConfig>, Failure> {
+    let (Some(cert), Some(key)) = (&args.tls_cert, &args.tls_key) else {
+        return Ok(None);
+    };
+    let usage = |e: a2a_protocol_server::tls::TlsError| Failure::usage(e.to_string());
+    let mut tls = a2a_protocol_server::tls::TlsConfig::from_pem_files(cert, key).map_err(usage)?;
+    if let Some(ca) = &args.client_ca {
+        let pem = std::fs::read(ca)
+            .map_err(|e| Failure::usage(format!("cannot read {}: {e}", ca.display())))?;
+        tls = tls.with_client_ca_pem(&pem).map_err(usage)?;
+    }
+    Ok(Some(tls))
 }
 
 /// The header the demo agent reads API keys from.
@@ -126,7 +174,11 @@ pub(crate) async fn serve(args: ServeArgs) -> Result<(), Failure> {
         Agent::Conformance => (Arc::new(ConformanceAgent::new()), ConformanceAgent::card()),
     };
     let mut card = card;
-    let authentication = api_keys(&args.api_key_envs, &mut card)?;
+    let mut authentication = api_keys(&args.api_key_envs, &mut card)?;
+    let tls = tls(&args)?;
+    if args.client_ca.is_some() {
+        authentication = Some(client_certificates(&mut card, authentication));
+    }
     let opened = stores::open(&args.store, args.tenant_aware, &args.keep).await?;
     let mut handler = RequestHandler::builder_arc(executor)
         .with_agent_card(card)
@@ -145,6 +197,10 @@ pub(crate) async fn serve(args: ServeArgs) -> Result<(), Failure> {
     if let Some(authentication) = authentication {
         config = config.with_authentication(authentication);
     }
+    let scheme = if tls.is_some() { "https" } else { "http" };
+    if let Some(tls) = tls {
+        config = config.with_tls(tls);
+    }
     if let Some(url) = args.public_url {
         config = config.with_public_url(url);
     }
@@ -154,17 +210,27 @@ pub(crate) async fn serve(args: ServeArgs) -> Result<(), Failure> {
     let local = listener
         .local_addr()
         .map_err(|e| Failure::internal(format!("cannot read the listening address: {e}")))?;
-    let try_line = match args.api_key_envs.first() {
-        Some(name) if authenticated => format!(
-            "Auth:       an API key in the {API_KEY_HEADER} header (callers: {})\n\
-             Try:        a2a send --api-key-env {name} http://{local} \"hello\"   (Ctrl-C stops the server)",
-            args.api_key_envs.join(", ")
+    let base = format!("{scheme}://{local}");
+    let try_line = match (args.api_key_envs.first(), &args.client_ca) {
+        (Some(name), _) if authenticated => format!(
+            "Auth:       an API key in the {API_KEY_HEADER} header (callers: {}){}\n\
+             Try:        a2a send --api-key-env {name} {base} \"hello\"   (Ctrl-C stops the server)",
+            args.api_key_envs.join(", "),
+            if args.client_ca.is_some() {
+                ", or a client certificate"
+            } else {
+                ""
+            },
         ),
-        _ => format!("Try:        a2a send http://{local} \"hello\"   (Ctrl-C stops the server)"),
+        (None, Some(_)) => format!(
+            "Auth:       a client certificate from the --client-ca CA (the caller is its common name)\n\
+             Try:        a2a send --ca-cert CA.pem --client-cert CERT.pem --client-key KEY.pem {base} \"hello\""
+        ),
+        _ => format!("Try:        a2a send {base} \"hello\"   (Ctrl-C stops the server)"),
     };
     say(&format!(
-        "Store:      {}{}\nAgent card: http://{local}/.well-known/agent-card.json\n\
-         JSON-RPC:   POST http://{local}/   HTTP+JSON: http://{local}/message:send\n{try_line}",
+        "Store:      {}{}\nAgent card: {base}/.well-known/agent-card.json\n\
+         JSON-RPC:   POST {base}/   HTTP+JSON: {base}/message:send\n{try_line}",
         stores::redacted(&args.store),
         if args.tenant_aware {
             " (tenant-aware)"

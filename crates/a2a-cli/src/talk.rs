@@ -45,6 +45,16 @@ pub(crate) struct Target {
     /// Bearer`), for agents whose card asks for HTTP bearer, OAuth 2.0 or OpenID Connect.
     #[arg(long, value_name = "NAME")]
     bearer_env: Option<String>,
+    /// Trust the agent's HTTPS certificate when it chains to this CA (PEM), besides the
+    /// system's roots.
+    #[arg(long, value_name = "FILE")]
+    ca_cert: Option<std::path::PathBuf>,
+    /// Present this client certificate (PEM) for mutual TLS; needs --client-key.
+    #[arg(long, value_name = "FILE", requires = "client_key")]
+    client_cert: Option<std::path::PathBuf>,
+    /// The private key of --client-cert (PEM).
+    #[arg(long, value_name = "FILE", requires = "client_cert")]
+    client_key: Option<std::path::PathBuf>,
 }
 
 /// The value of environment variable `name`, which must be set and not empty.
@@ -68,14 +78,69 @@ impl Target {
         if let Some(name) = &self.bearer_env {
             flags.push_str(&format!(" --bearer-env {name}"));
         }
+        let path = |flag: &str, path: &Option<std::path::PathBuf>| {
+            path.as_ref()
+                .map(|p| {
+                    format!(
+                        " {flag} '{}'",
+                        p.display().to_string().replace('\'', r"'\''")
+                    )
+                })
+                .unwrap_or_default()
+        };
+        flags.push_str(&path("--ca-cert", &self.ca_cert));
+        flags.push_str(&path("--client-cert", &self.client_cert));
+        flags.push_str(&path("--client-key", &self.client_key));
         flags
+    }
+
+    /// An HTTP client trusting --ca-cert and presenting --client-cert, when either is given.
+    fn http_client(&self) -> Result<Option<reqwest::Client>, Failure> {
+        if self.ca_cert.is_none() && self.client_cert.is_none() {
+            return Ok(None);
+        }
+        let read = |path: &std::path::Path| {
+            std::fs::read(path)
+                .map_err(|e| Failure::usage(format!("cannot read {}: {e}", path.display())))
+        };
+        let mut http = reqwest::Client::builder()
+            .connect_timeout(Duration::from_secs(10))
+            .tcp_nodelay(true)
+            .redirect(a2a_protocol_client::auth::same_origin_redirects());
+        if let Some(path) = &self.ca_cert {
+            let ca = reqwest::Certificate::from_pem(&read(path)?).map_err(|e| {
+                Failure::usage(format!("{} is not a PEM certificate: {e}", path.display()))
+            })?;
+            http = http.add_root_certificate(ca);
+        }
+        if let (Some(cert), Some(key)) = (&self.client_cert, &self.client_key) {
+            let mut pem = read(cert)?;
+            pem.push(b'\n');
+            pem.extend(read(key)?);
+            let identity = reqwest::Identity::from_pem(&pem).map_err(|e| {
+                Failure::usage(format!(
+                    "{} and {} are not a PEM certificate and its key: {e}",
+                    cert.display(),
+                    key.display()
+                ))
+            })?;
+            http = http.identity(identity);
+        }
+        http.build()
+            .map(Some)
+            .map_err(|e| Failure::usage(format!("the HTTP client could not be built: {e}")))
     }
 
     /// A client built from the agent's card.
     pub(crate) async fn client(&self) -> Result<A2aClient, Failure> {
-        let mut builder = ClientBuilder::discover(&self.url)
+        let http = self.http_client()?;
+        let card = a2a_protocol_client::fetch_card(&self.url, http.as_ref())
             .await
             .map_err(|e| Failure::call(&self.url, &e))?;
+        let mut builder = ClientBuilder::from_card(&card);
+        if let Some(http) = http {
+            builder = builder.with_http_client(http);
+        }
         if self.retries > 0 {
             builder = builder.with_retry_policy(
                 RetryPolicy::default()

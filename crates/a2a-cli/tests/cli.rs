@@ -884,3 +884,129 @@ fn serve_refuses_a_short_or_missing_api_key() {
         stderr_of(&missing)
     );
 }
+
+/// A CA that issues certificates into `dir`: the CA's PEM path, and `issue(cn, hosts)` giving
+/// the (certificate, key) paths.
+struct TestCa {
+    issuer: rcgen::CertifiedIssuer<'static, rcgen::KeyPair>,
+    dir: std::path::PathBuf,
+}
+
+impl TestCa {
+    fn new(dir: &std::path::Path, name: &str) -> Self {
+        let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).expect("params");
+        params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+        params
+            .distinguished_name
+            .push(rcgen::DnType::CommonName, name);
+        let key = rcgen::KeyPair::generate().expect("key");
+        let issuer = rcgen::CertifiedIssuer::self_signed(params, key).expect("CA");
+        std::fs::write(dir.join(format!("{name}.pem")), issuer.pem()).expect("written");
+        Self {
+            issuer,
+            dir: dir.to_owned(),
+        }
+    }
+
+    fn issue(&self, cn: &str, hosts: &[&str]) -> (String, String) {
+        let mut params = rcgen::CertificateParams::new(
+            hosts.iter().map(|h| (*h).to_owned()).collect::<Vec<_>>(),
+        )
+        .expect("params");
+        params
+            .distinguished_name
+            .push(rcgen::DnType::CommonName, cn);
+        let key = rcgen::KeyPair::generate().expect("key");
+        let cert = params.signed_by(&key, &self.issuer).expect("signed");
+        let (cert_path, key_path) = (
+            self.dir.join(format!("{cn}.crt")),
+            self.dir.join(format!("{cn}.key")),
+        );
+        std::fs::write(&cert_path, cert.pem()).expect("written");
+        std::fs::write(&key_path, key.serialize_pem()).expect("written");
+        (
+            cert_path.display().to_string(),
+            key_path.display().to_string(),
+        )
+    }
+}
+
+#[test]
+fn serve_over_https_with_client_certificates() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let server_ca = TestCa::new(dir.path(), "server-ca");
+    let clients = TestCa::new(dir.path(), "clients-ca");
+    let (cert, key) = server_ca.issue("agent", &["127.0.0.1", "localhost"]);
+    let clients_ca = dir.path().join("clients-ca.pem").display().to_string();
+    let trust = dir.path().join("server-ca.pem").display().to_string();
+    let server = Server::start(
+        "memory:",
+        &[
+            "--tls-cert",
+            &cert,
+            "--tls-key",
+            &key,
+            "--client-ca",
+            &clients_ca,
+        ],
+    );
+    assert!(server.base.starts_with("https://"), "{}", server.base);
+    let base = server.base.as_str();
+    let (alice_cert, alice_key) = clients.issue("alice", &[]);
+    let (bob_cert, bob_key) = clients.issue("bob", &[]);
+    // Trusting the server but presenting no certificate: not authenticated.
+    let refused = a2a(&["tasks", base, "--ca-cert", &trust]).code(4);
+    assert!(
+        stderr_of(&refused).contains("UNAUTHENTICATED"),
+        "{}",
+        stderr_of(&refused)
+    );
+    // Not trusting the server's CA: the agent cannot be reached safely.
+    a2a(&["tasks", base]).code(3);
+    let sent = a2a(&[
+        "send",
+        base,
+        "over mutual TLS",
+        "--ca-cert",
+        &trust,
+        "--client-cert",
+        &alice_cert,
+        "--client-key",
+        &alice_key,
+    ])
+    .success();
+    let out = stdout_of(&sent);
+    let task = out
+        .lines()
+        .find_map(|l| l.strip_prefix("task"))
+        .map(|t| t.trim().to_owned())
+        .expect("a task line");
+    assert!(
+        out.contains("--client-cert"),
+        "the retry line keeps the certificate: {out}"
+    );
+    let alice = a2a(&[
+        "tasks",
+        base,
+        "--ca-cert",
+        &trust,
+        "--client-cert",
+        &alice_cert,
+        "--client-key",
+        &alice_key,
+    ])
+    .success();
+    assert!(stdout_of(&alice).contains(&task));
+    let bob = a2a(&[
+        "tasks",
+        base,
+        "--ca-cert",
+        &trust,
+        "--client-cert",
+        &bob_cert,
+        "--client-key",
+        &bob_key,
+    ])
+    .success();
+    assert!(!stdout_of(&bob).contains(&task), "{}", stdout_of(&bob));
+}

@@ -232,16 +232,22 @@ impl Credentials {
                 anonymous = true;
                 continue;
             }
-            let parts: Option<Vec<(Place, Secret)>> = requirement
+            // Mutual TLS needs nothing in the request: the certificate is the HTTP client's
+            // (ClientBuilder::with_http_client with a reqwest identity).
+            let parts: Option<Vec<Option<(Place, Secret)>>> = requirement
                 .schemes
                 .keys()
                 .map(|name| {
                     let scheme = card.security_schemes.get(name)?;
-                    Some((place_of(scheme)?, self.for_scheme(name, scheme)?))
+                    if let SecurityScheme::MutualTls(_) = scheme {
+                        return Some(None);
+                    }
+                    Some(Some((place_of(scheme)?, self.for_scheme(name, scheme)?)))
                 })
                 .collect();
             if let Some(parts) = parts {
-                return Ok(Some(Placed { parts }));
+                let parts: Vec<(Place, Secret)> = parts.into_iter().flatten().collect();
+                return Ok((!parts.is_empty()).then_some(Placed { parts }));
             }
         }
         if anonymous {
@@ -331,7 +337,16 @@ impl Placed {
 
 /// Follows a redirect only within the origin the request went to, so no credential (an API
 /// key in a custom header included, which HTTP clients do not strip) reaches another host.
-pub(crate) fn same_origin_redirects() -> reqwest::redirect::Policy {
+/// The client's own HTTP client uses it; give it to one you pass with
+/// [`crate::ClientBuilder::with_http_client`] (for a client certificate, say).
+///
+/// ```
+/// use a2a_protocol_client::auth::same_origin_redirects;
+///
+/// let http = reqwest::Client::builder().redirect(same_origin_redirects()).build();
+/// assert!(http.is_ok());
+/// ```
+pub fn same_origin_redirects() -> reqwest::redirect::Policy {
     reqwest::redirect::Policy::custom(|attempt| {
         let same_origin = attempt
             .previous()

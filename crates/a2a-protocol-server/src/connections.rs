@@ -36,6 +36,8 @@ pub(crate) async fn serve(
     let slots = Arc::new(Semaphore::new(capacity));
     let crowded_at = capacity / 2;
     let graceful = GracefulShutdown::new();
+    #[cfg(feature = "tls")]
+    let tls = config.tls.as_ref().map(crate::tls::TlsConfig::acceptor);
     loop {
         let permit = tokio::select! {
             () = stop.cancelled() => break,
@@ -69,7 +71,37 @@ pub(crate) async fn serve(
         http.timer(TokioTimer::new())
             .header_read_timeout(header_timeout)
             .keep_alive(true);
-        let connection = http.serve_connection(TokioIo::new(tcp), service(router.clone(), peer));
+        #[cfg(feature = "tls")]
+        if let Some(tls) = &tls {
+            let (acceptor, watcher, router) = (tls.clone(), graceful.watcher(), router.clone());
+            tokio::spawn(async move {
+                // The handshake counts against the same deadline as the headers.
+                let stream = match tokio::time::timeout(header_timeout, acceptor.accept(tcp)).await
+                {
+                    Ok(Ok(stream)) => stream,
+                    Ok(Err(error)) => {
+                        tracing::debug!(%error, %peer, "TLS handshake failed");
+                        return;
+                    }
+                    Err(_) => return,
+                };
+                let certificate = stream
+                    .get_ref()
+                    .1
+                    .peer_certificates()
+                    .and_then(|chain| chain.first())
+                    .and_then(|der| crate::tls::ClientCertificate::parse(der));
+                let service = service(router, peer, certificate);
+                let connection = http.serve_connection(TokioIo::new(stream), service);
+                if let Err(error) = watcher.watch(connection).await {
+                    tracing::debug!(%error, "connection ended with an error");
+                }
+                drop(permit);
+            });
+            continue;
+        }
+        let connection =
+            http.serve_connection(TokioIo::new(tcp), service(router.clone(), peer, None));
         let connection = graceful.watch(connection);
         tokio::spawn(async move {
             if let Err(error) = connection.await {
@@ -83,11 +115,19 @@ pub(crate) async fn serve(
     Ok(())
 }
 
+/// Without TLS, there is never a client certificate.
+#[cfg(not(feature = "tls"))]
+type ClientCertificate = Infallible;
+#[cfg(feature = "tls")]
+use crate::tls::ClientCertificate;
+
 /// The router as hyper calls it, each request carrying the peer's address (axum's
-/// [`ConnectInfo`], which per-address limits read).
+/// [`ConnectInfo`], which per-address limits read) and the client certificate the TLS
+/// handshake verified, if any.
 fn service(
     router: Router,
     peer: SocketAddr,
+    certificate: Option<ClientCertificate>,
 ) -> impl hyper::service::Service<
     http::Request<Incoming>,
     Response = axum::response::Response,
@@ -96,6 +136,9 @@ fn service(
 > + Clone {
     hyper::service::service_fn(move |mut request: http::Request<Incoming>| {
         request.extensions_mut().insert(ConnectInfo(peer));
+        if let Some(certificate) = &certificate {
+            request.extensions_mut().insert(certificate.clone());
+        }
         router.clone().oneshot(request.map(axum::body::Body::new))
     })
 }

@@ -29,6 +29,8 @@ pub mod idempotency;
 mod runtime;
 mod server;
 pub mod store;
+#[cfg(feature = "tls")]
+pub mod tls;
 
 /// Hashes maps keyed by task ids, which this server generates rather than its clients, so a
 /// fast hash is safe there. (Keys clients choose take std's seeded SipHash.)

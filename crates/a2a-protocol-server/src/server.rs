@@ -105,12 +105,16 @@ pub struct ServerConfig {
     /// (HTTP 504) saying it may have taken effect. Streams, once open, are not cut. Default
     /// 10 minutes.
     pub request_deadline: Duration,
+    /// Serve HTTPS with this certificate, and ask clients for theirs when it says so
+    /// (feature `tls`). Default none: plain HTTP, for a TLS-terminating proxy in front.
+    #[cfg(feature = "tls")]
+    pub tls: Option<crate::tls::TlsConfig>,
 }
 
 impl fmt::Debug for ServerConfig {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ServerConfig")
-            .field("jsonrpc_path", &self.jsonrpc_path)
+        let mut f = f.debug_struct("ServerConfig");
+        f.field("jsonrpc_path", &self.jsonrpc_path)
             .field("rest_prefix", &self.rest_prefix)
             .field("max_body_bytes", &self.max_body_bytes)
             .field("public_url", &self.public_url)
@@ -125,8 +129,10 @@ impl fmt::Debug for ServerConfig {
             .field("body_timeout", &self.body_timeout)
             .field("cors_origins", &self.cors_origins)
             .field("authentication", &self.authentication)
-            .field("request_deadline", &self.request_deadline)
-            .finish()
+            .field("request_deadline", &self.request_deadline);
+        #[cfg(feature = "tls")]
+        f.field("tls", &self.tls);
+        f.finish()
     }
 }
 
@@ -149,6 +155,8 @@ impl Default for ServerConfig {
             cors_origins: Vec::new(),
             authentication: None,
             request_deadline: Duration::from_secs(600),
+            #[cfg(feature = "tls")]
+            tls: None,
         }
     }
 }
@@ -379,6 +387,48 @@ impl ServerConfig {
         self.request_deadline = deadline;
         self
     }
+
+    /// Sets [`ServerConfig::tls`]: the server speaks HTTPS, and its card's URLs say `https`.
+    ///
+    /// ```no_run
+    /// use a2a_protocol_server::ServerConfig;
+    /// use a2a_protocol_server::tls::TlsConfig;
+    ///
+    /// # fn run() -> Result<(), a2a_protocol_server::tls::TlsError> {
+    /// let config = ServerConfig::default()
+    ///     .with_tls(TlsConfig::from_pem_files("cert.pem", "key.pem")?);
+    /// assert!(config.tls.is_some());
+    /// # Ok(())
+    /// # }
+    /// ```
+    #[cfg(feature = "tls")]
+    pub fn with_tls(mut self, tls: crate::tls::TlsConfig) -> Self {
+        self.tls = Some(tls);
+        self
+    }
+
+    /// Whether clients are asked for certificates, so mutual TLS can authenticate them.
+    pub(crate) fn verifies_client_certificates(&self) -> bool {
+        #[cfg(feature = "tls")]
+        {
+            self.tls
+                .as_ref()
+                .is_some_and(crate::tls::TlsConfig::verifies_clients)
+        }
+        #[cfg(not(feature = "tls"))]
+        {
+            false
+        }
+    }
+
+    /// The URL scheme clients reach this server by.
+    pub(crate) fn url_scheme(&self) -> &'static str {
+        #[cfg(feature = "tls")]
+        if self.tls.is_some() {
+            return "https";
+        }
+        "http"
+    }
 }
 
 /// An A2A agent served over HTTP.
@@ -537,12 +587,14 @@ impl A2aServer {
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> std::io::Result<()> {
         if let Some(auth) = &self.config.authentication {
-            auth.check(self.handler.agent_card()).map_err(|problem| {
-                std::io::Error::new(
-                    std::io::ErrorKind::InvalidInput,
-                    format!("authentication is misconfigured: {problem}"),
-                )
-            })?;
+            let client_certificates = self.config.verifies_client_certificates();
+            auth.check_with(self.handler.agent_card(), client_certificates)
+                .map_err(|problem| {
+                    std::io::Error::new(
+                        std::io::ErrorKind::InvalidInput,
+                        format!("authentication is misconfigured: {problem}"),
+                    )
+                })?;
         }
         let router = self.router();
         let streams = self.shutdown.clone();

@@ -23,14 +23,20 @@ fn authorization_scheme(scheme: &SecurityScheme) -> Option<&str> {
     }
 }
 
-/// Refuses a scheme a request cannot carry to this server: mutual TLS (the server does not
-/// terminate TLS), an API key in an unknown place, an HTTP scheme without a name.
-pub(super) fn check_readable(name: &str, scheme: &SecurityScheme) -> Result<(), String> {
+/// Refuses a scheme a request cannot carry to this server: mutual TLS without client
+/// certificates verified, an API key in an unknown place, an HTTP scheme without a name.
+pub(super) fn check_readable(
+    name: &str,
+    scheme: &SecurityScheme,
+    client_certificates: bool,
+) -> Result<(), String> {
     match scheme {
-        SecurityScheme::MutualTls(_) => Err(format!(
-            "scheme {name:?} is mutual TLS, which this server cannot check because it does not \
-             terminate TLS; terminate TLS in a proxy or tower layer that verifies client \
-             certificates and puts a CallerIdentity in the request's extensions"
+        SecurityScheme::MutualTls(_) if !client_certificates => Err(format!(
+            "scheme {name:?} is mutual TLS, and this server does not verify client \
+             certificates; serve HTTPS asking for them (ServerConfig::with_tls with \
+             TlsConfig::with_client_ca_pem, feature `tls`), or terminate TLS in a proxy or \
+             tower layer that verifies them and puts a CallerIdentity in the request's \
+             extensions"
         )),
         SecurityScheme::ApiKey(key) => {
             if !matches!(key.location.as_str(), "header" | "query" | "cookie") {
@@ -85,6 +91,9 @@ pub(super) fn presented(scheme: &SecurityScheme, request: &http::request::Parts)
             _ => Presented::Nothing,
         };
     }
+    if let SecurityScheme::MutualTls(_) = scheme {
+        return client_certificate(request);
+    }
     let Some(wanted) = authorization_scheme(scheme) else {
         return Presented::Nothing;
     };
@@ -96,6 +105,24 @@ pub(super) fn presented(scheme: &SecurityScheme, request: &http::request::Parts)
         .filter_map(|v| v.trim().split_once(' '))
         .filter(|(given, _)| given.eq_ignore_ascii_case(wanted))
         .map(|(_, credential)| credential.trim()))
+}
+
+/// The verified client certificate's common name (or subject), when the connection has one.
+#[cfg(feature = "tls")]
+fn client_certificate(request: &http::request::Parts) -> Presented {
+    match request.extensions.get::<crate::tls::ClientCertificate>() {
+        Some(cert) => Presented::Credential(
+            cert.common_name
+                .clone()
+                .unwrap_or_else(|| cert.subject.clone()),
+        ),
+        None => Presented::Nothing,
+    }
+}
+
+#[cfg(not(feature = "tls"))]
+fn client_certificate(_request: &http::request::Parts) -> Presented {
+    Presented::Nothing
 }
 
 /// The one non-empty value among `values`; two different ones are ambiguous.

@@ -202,6 +202,34 @@ impl CredentialVerifier for StaticCredentials {
     }
 }
 
+/// Accepts every client certificate the server's TLS verified, naming the caller by its
+/// common name (or, without one, its subject): the verifier for a card's
+/// `mtlsSecurityScheme` when the client CA alone decides who may call. For a narrower set,
+/// use [`StaticCredentials`] keyed by common name.
+///
+/// ```
+/// use a2a_protocol_server::auth::{CallerIdentity, ClientCertificates, CredentialVerifier};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let caller = ClientCertificates.verify("billing-service", &[]).await;
+/// assert_eq!(caller, Ok(CallerIdentity("billing-service".into())));
+/// # }
+/// ```
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ClientCertificates;
+
+#[async_trait]
+impl CredentialVerifier for ClientCertificates {
+    async fn verify(
+        &self,
+        credential: &str,
+        _scopes: &[String],
+    ) -> Result<CallerIdentity, AuthFailure> {
+        Ok(CallerIdentity(credential.to_owned()))
+    }
+}
+
 /// The verifiers of the card's security schemes, by scheme name.
 ///
 /// ```
@@ -285,6 +313,8 @@ impl Authenticator {
 
     /// Checks that `card` and these verifiers fit: the card requires authentication, and every
     /// scheme a requirement names is declared, can be read from a request, and has a verifier.
+    /// (Mutual TLS is refused here: it also needs the server to verify client certificates,
+    /// which [`crate::A2aServer::serve`] checks with its configuration.)
     ///
     /// ```
     /// use a2a_protocol_server::auth::Authenticator;
@@ -295,6 +325,16 @@ impl Authenticator {
     /// assert!(error.contains("securityRequirements"), "{error}");
     /// ```
     pub fn check(&self, card: &AgentCard) -> Result<(), String> {
+        self.check_with(card, false)
+    }
+
+    /// [`Authenticator::check`], knowing whether the server verifies client certificates, so
+    /// that mutual TLS can be required.
+    pub(crate) fn check_with(
+        &self,
+        card: &AgentCard,
+        client_certificates: bool,
+    ) -> Result<(), String> {
         if card.security_requirements.is_empty() {
             return Err(
                 "authentication is on but the agent card has no securityRequirements: declare \
@@ -311,7 +351,7 @@ impl Authenticator {
                          securitySchemes does not declare"
                     ));
                 };
-                credentials::check_readable(name, scheme)?;
+                credentials::check_readable(name, scheme, client_certificates)?;
                 if !self.verifies(name) {
                     return Err(format!(
                         "the card requires scheme {name:?} but no verifier is set for it; add \

@@ -25,7 +25,7 @@ pub(crate) fn published_card(state: &AppState, headers: &HeaderMap) -> AgentCard
                         .all(|c| c.is_ascii_alphanumeric() || ".:-[]".contains(c))
                 })
                 .unwrap_or("localhost");
-            format!("http://{host}")
+            format!("{}://{host}", state.config.url_scheme())
         });
         if let Some(path) = &state.config.jsonrpc_path {
             let path = if path == "/" { "" } else { path.as_str() };

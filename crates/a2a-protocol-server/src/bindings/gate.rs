@@ -34,10 +34,11 @@ impl Gate {
     pub(crate) fn new(
         auth: Option<&Arc<Authenticator>>,
         card: &a2a_protocol_types::AgentCard,
+        client_certificates: bool,
     ) -> Self {
         match auth {
             None => Gate::Open,
-            Some(auth) => match auth.check(card) {
+            Some(auth) => match auth.check_with(card, client_certificates) {
                 Ok(()) => Gate::Checking(Arc::clone(auth)),
                 Err(problem) => {
                     tracing::error!(%problem, "authentication is misconfigured; refusing every request");

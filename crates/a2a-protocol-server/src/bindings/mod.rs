@@ -37,7 +37,11 @@ pub(crate) fn router(
 ) -> Router {
     let state_card = handler.agent_card().clone();
     let state = AppState {
-        gate: gate::Gate::new(config.authentication.as_ref(), handler.agent_card()),
+        gate: gate::Gate::new(
+            config.authentication.as_ref(),
+            handler.agent_card(),
+            config.verifies_client_certificates(),
+        ),
         handler,
         config: Arc::clone(&config),
         shutdown,
