@@ -67,6 +67,10 @@ pub(crate) struct ServeArgs {
     /// The most connections served at once; keep it below the file limit (`ulimit -n`).
     #[arg(long, default_value_t = 512)]
     max_connections: usize,
+    /// The longest a request is served: a blocking send still waiting then answers with its
+    /// task as it stands (the task goes on), anything else with an error. Streams are not cut.
+    #[arg(long, default_value = "10m", value_parser = humantime::parse_duration)]
+    request_deadline: Duration,
     /// A web origin (`https://app.example.com`) whose pages may call the agent from a browser;
     /// repeat for more [default: none, no CORS].
     #[arg(long = "cors-origin")]
@@ -192,6 +196,7 @@ pub(crate) async fn serve(args: ServeArgs) -> Result<(), Failure> {
         .with_require_version_header(!args.assume_current_version)
         .with_shutdown_drain(args.drain)
         .with_max_connections(args.max_connections)
+        .with_request_deadline(args.request_deadline)
         .with_cors_origins(args.cors_origins);
     let authenticated = authentication.is_some();
     if let Some(authentication) = authentication {
