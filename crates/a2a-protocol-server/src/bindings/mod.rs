@@ -59,12 +59,15 @@ pub(crate) fn router(
     } else {
         router = router.fallback(rest::not_found);
     }
-    // The gate inside: a refusal leaves the body unread, so it closes the connection too.
-    let router = router
-        .layer(axum::middleware::from_fn_with_state(
+    // The gate inside: a refusal leaves the body unread, so it closes the connection too. No
+    // gate at all without authentication, so requests pay nothing for it.
+    if !matches!(state.gate, gate::Gate::Open) {
+        router = router.layer(axum::middleware::from_fn_with_state(
             state.clone(),
             gate::gate,
-        ))
+        ));
+    }
+    let router = router
         .layer(axum::middleware::from_fn(unread_body::close_if_unread))
         .with_state(state);
     match cors(&config.cors_origins, &api_key_headers(state_card)) {
