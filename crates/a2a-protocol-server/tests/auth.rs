@@ -355,29 +355,17 @@ async fn a_token_without_the_required_scope_is_forbidden() {
     let reader = jwt("alice", "tasks:read", false, None);
     let writer = jwt("alice", "tasks:read tasks:write", false, None);
     for binding in BINDINGS {
-        let error = call_with(
-            binding,
-            &server.base,
-            "ListTasks",
-            json!({}),
-            &[("authorization", &format!("Bearer {reader}"))],
-        )
-        .await
-        .expect_err("lacks a scope");
+        let error = list_as_bearer(binding, &server.base, &reader)
+            .await
+            .expect_err("lacks a scope");
         assert_eq!(
             (error.status, error.reason.as_str()),
             (403, "PERMISSION_DENIED")
         );
         assert!(error.message.contains("tasks:write"), "{}", error.message);
-        call_with(
-            binding,
-            &server.base,
-            "ListTasks",
-            json!({}),
-            &[("authorization", &format!("Bearer {writer}"))],
-        )
-        .await
-        .expect("has the scope");
+        list_as_bearer(binding, &server.base, &writer)
+            .await
+            .expect("has the scope");
     }
     let response = client()
         .get(format!("{}/tasks", server.base))
@@ -413,18 +401,25 @@ async fn an_unreachable_key_set_answers_503_not_401() {
     .await;
     let token = jwt("alice", "", false, Some("k-1"));
     for binding in BINDINGS {
-        let error = call_with(
-            binding,
-            &server.base,
-            "ListTasks",
-            json!({}),
-            &[("authorization", &format!("Bearer {token}"))],
-        )
-        .await
-        .expect_err("cannot check");
+        let error = list_as_bearer(binding, &server.base, &token)
+            .await
+            .expect_err("cannot check");
         assert_eq!(error.status, 503, "{binding:?}: {}", error.body);
         assert!(error.retry_after.is_some(), "{binding:?}");
     }
+}
+
+/// `ListTasks` with `token` as the bearer token.
+async fn list_as_bearer(binding: Binding, base: &str, token: &str) -> Result<Value, WireError> {
+    let authorization = format!("Bearer {token}");
+    call_with(
+        binding,
+        base,
+        "ListTasks",
+        json!({}),
+        &[("authorization", &authorization)],
+    )
+    .await
 }
 
 /// Calls `method` as the caller holding `key` (API key in `X-API-Key`).

@@ -46,14 +46,9 @@ impl Authority {
     }
 }
 
-/// An HTTPS server whose card requires mutual TLS with certificates from `clients`; its base
-/// URL.
-async fn serve_mtls(server_ca: &Authority, clients: &Authority) -> String {
-    let (cert, key) = server_ca.issue("agent", &["127.0.0.1", "localhost"]);
-    let tls = TlsConfig::from_pem(cert.as_bytes(), key.as_bytes())
-        .expect("server TLS")
-        .with_client_ca_pem(clients.pem().as_bytes())
-        .expect("client CA");
+/// The echo agent over `tls`, its card requiring mutual TLS, any certificate the client CA
+/// issued accepted.
+fn mtls_server(tls: TlsConfig) -> A2aServer {
     let mut card = EchoAgent::card();
     card.security_schemes.insert(
         "mtls".into(),
@@ -62,11 +57,7 @@ async fn serve_mtls(server_ca: &Authority, clients: &Authority) -> String {
     card.security_requirements.push(SecurityRequirement {
         schemes: [("mtls".to_owned(), Default::default())].into(),
     });
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let base = format!("https://{}", listener.local_addr().expect("addr"));
-    let server = A2aServer::new(
+    A2aServer::new(
         RequestHandler::builder(EchoAgent::new())
             .with_agent_card(card)
             .build(),
@@ -75,7 +66,22 @@ async fn serve_mtls(server_ca: &Authority, clients: &Authority) -> String {
         ServerConfig::default()
             .with_tls(tls)
             .with_authentication(Authenticator::new().with_verifier("mtls", ClientCertificates)),
-    );
+    )
+}
+
+/// An HTTPS server whose card requires mutual TLS with certificates from `clients`; its base
+/// URL.
+async fn serve_mtls(server_ca: &Authority, clients: &Authority) -> String {
+    let (cert, key) = server_ca.issue("agent", &["127.0.0.1", "localhost"]);
+    let tls = TlsConfig::from_pem(cert.as_bytes(), key.as_bytes())
+        .expect("server TLS")
+        .with_client_ca_pem(clients.pem().as_bytes())
+        .expect("client CA");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let base = format!("https://{}", listener.local_addr().expect("addr"));
+    let server = mtls_server(tls);
     tokio::spawn(server.serve(listener, std::future::pending()));
     base
 }
@@ -199,31 +205,14 @@ async fn a_client_certificate_from_the_ca_authenticates_its_holder() {
 async fn mutual_tls_without_client_certificates_keeps_the_server_from_starting() {
     let server_ca = Authority::new("test server CA");
     let (cert, key) = server_ca.issue("agent", &["127.0.0.1"]);
-    let mut card = EchoAgent::card();
-    card.security_schemes.insert(
-        "mtls".into(),
-        SecurityScheme::MutualTls(MutualTlsSecurityScheme { description: None }),
-    );
-    card.security_requirements.push(SecurityRequirement {
-        schemes: [("mtls".to_owned(), Default::default())].into(),
-    });
     // HTTPS, but no client CA: no certificate can ever arrive.
     let tls = TlsConfig::from_pem(cert.as_bytes(), key.as_bytes()).expect("TLS");
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind");
-    let error = A2aServer::new(
-        RequestHandler::builder(EchoAgent::new())
-            .with_agent_card(card)
-            .build(),
-    )
-    .with_config(
-        ServerConfig::default()
-            .with_tls(tls)
-            .with_authentication(Authenticator::new().with_verifier("mtls", ClientCertificates)),
-    )
-    .serve(listener, std::future::pending())
-    .await
-    .expect_err("refuses to start");
+    let error = mtls_server(tls)
+        .serve(listener, std::future::pending())
+        .await
+        .expect_err("refuses to start");
     assert!(error.to_string().contains("with_client_ca_pem"), "{error}");
 }
