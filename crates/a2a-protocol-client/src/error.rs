@@ -23,7 +23,7 @@ pub enum Phase {
     Stream,
 }
 
-/// What a failure means for a retry (DESIGN §2.5).
+/// What a failure means for a retry (the table in `docs/client-retries.md`).
 ///
 /// ```
 /// use a2a_protocol_client::{ClientError, FailureClass};

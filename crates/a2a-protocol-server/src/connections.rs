@@ -117,7 +117,8 @@ pub(crate) async fn serve(
 
 /// Without TLS, there is never a client certificate.
 #[cfg(not(feature = "tls"))]
-type ClientCertificate = Infallible;
+#[derive(Clone)]
+enum ClientCertificate {}
 #[cfg(feature = "tls")]
 use crate::tls::ClientCertificate;
 

@@ -1,4 +1,4 @@
-//! Every row of the outcome table (DESIGN.md §2.3, `idempotency` module docs), on both
+//! Every row of the outcome table (the `idempotency` module docs, `docs/idempotency.md`), on both
 //! bindings, unary and streaming, over real HTTP.
 
 mod common;

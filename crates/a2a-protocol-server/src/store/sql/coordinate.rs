@@ -11,6 +11,8 @@ use crate::store::{Notice, TaskRef};
 
 /// The channel PostgreSQL notices travel on is this prefix and the store's schema: channels are
 /// shared by the whole database, and deployments in other schemas have other tasks.
+// Only PostgreSQL pushes notices; a build with SQLite alone has no use for this.
+#[cfg_attr(not(feature = "postgres"), allow(dead_code))]
 pub(crate) const CHANNEL: &str = "a2a_notices ";
 
 /// PostgreSQL refuses a payload of 8 000 bytes or more; a longer one is not sent, and its
@@ -19,6 +21,8 @@ const MAX_PAYLOAD: usize = 7_900;
 
 /// How many notices a slow subscriber may fall behind by before it is told it lagged (and then
 /// looks at the store).
+// Only PostgreSQL pushes notices; a build with SQLite alone has no use for this.
+#[cfg_attr(not(feature = "postgres"), allow(dead_code))]
 const NOTICE_BUFFER: usize = 1024;
 
 /// The payload of a notice: a kind letter, the generation (for a change), and the task as
@@ -34,6 +38,8 @@ pub(crate) fn encode_notice(
 }
 
 /// Reads a payload written by [`encode_notice`].
+// Only PostgreSQL pushes notices; a build with SQLite alone has no use for this.
+#[cfg_attr(not(feature = "postgres"), allow(dead_code))]
 pub(crate) fn decode_notice(payload: &str) -> Option<Notice> {
     let kind = payload.chars().next()?;
     let rest = &payload[kind.len_utf8()..];
@@ -58,11 +64,15 @@ pub(crate) fn decode_notice(payload: &str) -> Option<Notice> {
 
 /// Where a store's pushed notices fan out to every subscriber in the process. The listener
 /// that feeds it starts with the first subscriber.
+// Only PostgreSQL pushes notices; a build with SQLite alone has no use for this.
+#[cfg_attr(not(feature = "postgres"), allow(dead_code))]
 #[derive(Default)]
 pub(crate) struct NoticeHub {
     sender: OnceLock<broadcast::Sender<Notice>>,
 }
 
+// Only PostgreSQL pushes notices; a build with SQLite alone has no use for this.
+#[cfg_attr(not(feature = "postgres"), allow(dead_code))]
 impl NoticeHub {
     /// A receiver of notices, and whether the caller must start the listener (the first time).
     pub(crate) fn subscribe(&self) -> (broadcast::Receiver<Notice>, bool) {
