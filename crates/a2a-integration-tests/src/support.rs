@@ -103,6 +103,22 @@ pub fn interop_dir() -> std::path::PathBuf {
 
 static PEERS_READY: std::sync::Mutex<bool> = std::sync::Mutex::new(false);
 
+/// Whether the interop tests are to be skipped: only when `A2A_SKIP_INTEROP=1` is set, for
+/// working offline (the peers are downloaded from PyPI and npm), and never in CI, where
+/// asking for it fails the test instead.
+pub fn interop_skipped() -> bool {
+    let asked = std::env::var("A2A_SKIP_INTEROP").is_ok_and(|v| v == "1");
+    let in_ci = std::env::var("CI").is_ok_and(|v| v == "true");
+    assert!(
+        !(asked && in_ci),
+        "A2A_SKIP_INTEROP=1 is set in CI, where the interop tests must run; unset it"
+    );
+    if asked {
+        eprintln!("skipping an interop test: A2A_SKIP_INTEROP=1");
+    }
+    asked
+}
+
 /// Installs the pinned peer SDKs once per test binary (`interop/setup.sh`); panics if it cannot.
 pub fn ensure_peers() {
     let mut ready = PEERS_READY.lock().unwrap_or_else(|e| e.into_inner());
