@@ -450,7 +450,7 @@ impl Authenticator {
 
     /// One `WWW-Authenticate` value per scheme the card requires (deduplicated), marking
     /// bearer tokens that were refused as `invalid_token`.
-    pub(crate) fn challenges(&self, card: &AgentCard, refused: &[&str]) -> Vec<String> {
+    fn challenges(&self, card: &AgentCard, refused: &[&str]) -> Vec<String> {
         let mut challenges = Vec::new();
         for requirement in &card.security_requirements {
             for name in requirement.schemes.keys() {

@@ -52,7 +52,7 @@ impl Gate {
 pub(crate) async fn gate(State(state): State<AppState>, request: Request, next: Next) -> Response {
     let auth = match &state.gate {
         Gate::Open => return next.run(request).await,
-        Gate::Checking(auth) => Arc::clone(auth),
+        Gate::Checking(auth) => auth,
         Gate::Misconfigured(problem) => {
             let (parts, _) = request.into_parts();
             let error = A2aError::internal(format!("authentication is misconfigured: {problem}"));

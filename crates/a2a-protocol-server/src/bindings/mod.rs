@@ -35,7 +35,7 @@ pub(crate) fn router(
     config: Arc<ServerConfig>,
     shutdown: CancellationToken,
 ) -> Router {
-    let state_card = handler.agent_card().clone();
+    let key_headers = api_key_headers(handler.agent_card());
     let state = AppState {
         gate: gate::Gate::new(
             config.authentication.as_ref(),
@@ -70,14 +70,14 @@ pub(crate) fn router(
     let router = router
         .layer(axum::middleware::from_fn(unread_body::close_if_unread))
         .with_state(state);
-    match cors(&config.cors_origins, &api_key_headers(state_card)) {
+    match cors(&config.cors_origins, &key_headers) {
         Some(cors) => router.layer(cors),
         None => router,
     }
 }
 
 /// The headers the card's API key schemes travel in, which a browser must be allowed to send.
-fn api_key_headers(card: a2a_protocol_types::AgentCard) -> Vec<http::HeaderName> {
+fn api_key_headers(card: &a2a_protocol_types::AgentCard) -> Vec<http::HeaderName> {
     card.security_schemes
         .values()
         .filter_map(|scheme| match scheme {

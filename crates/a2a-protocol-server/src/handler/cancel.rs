@@ -55,10 +55,7 @@ impl RequestHandler {
         validate::tenant(&request.tenant)?;
         validate::task_id("id", &request.id)?;
         let tenant = request.tenant;
-        if let Some(live) = self.inner.registry.get(&tenant, &request.id) {
-            if !ctx.may_see(live.caller.as_deref()) {
-                return Err(A2aError::task_not_found(request.id.as_str()));
-            }
+        if let Some(live) = self.live(&tenant, &request.id, ctx)? {
             let task = live.shared().await;
             return self
                 .cancel_here(&tenant, &task, 0, None, ctx.caller.clone())

@@ -864,10 +864,7 @@ impl RequestHandler {
     }
 
     async fn load(&self, tenant: &str, id: &TaskId, ctx: &CallContext) -> Result<Task, A2aError> {
-        if let Some(live) = self.inner.registry.get(tenant, id) {
-            if !ctx.may_see(live.caller.as_deref()) {
-                return Err(A2aError::task_not_found(id.as_str()));
-            }
+        if let Some(live) = self.live(tenant, id, ctx)? {
             return Ok(live.snapshot().await);
         }
         if ctx.caller.is_some() {
@@ -878,6 +875,22 @@ impl RequestHandler {
             .get(tenant, id)
             .await?
             .ok_or_else(|| A2aError::task_not_found(id.as_str()))
+    }
+
+    /// The task's live state if a turn runs on it in this process; `TaskNotFound` when it
+    /// does but the caller may not see the task.
+    fn live(
+        &self,
+        tenant: &str,
+        id: &TaskId,
+        ctx: &CallContext,
+    ) -> Result<Option<Arc<LiveTask>>, A2aError> {
+        match self.inner.registry.get(tenant, id) {
+            Some(live) if !ctx.may_see(live.caller.as_deref()) => {
+                Err(A2aError::task_not_found(id.as_str()))
+            }
+            live => Ok(live),
+        }
     }
 
     /// The task as stored, with its owner and revision; `TaskNotFound` when there is none or
