@@ -23,6 +23,7 @@ pub mod agents;
 pub mod auth;
 mod bindings;
 mod connections;
+mod embedding;
 pub mod executor;
 mod handler;
 pub mod idempotency;
@@ -37,6 +38,7 @@ pub mod tls;
 type TaskIdHasher = foldhash::fast::RandomState;
 
 pub use a2a_protocol_types as types;
+pub use embedding::ServerHandle;
 pub use executor::{AgentExecutor, CallerIdentity, CancelContext, EventSink, RequestContext};
 pub use handler::{
     CallContext, EventStream, HandlerConfig, MAX_IDENTIFIER_BYTES, RequestHandler,

@@ -7,11 +7,16 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
+use axum::extract::Request;
+use axum::response::IntoResponse;
+use axum::routing::Route;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
+use tower::{Layer, Service};
 
 use crate::auth::Authenticator;
 use crate::bindings;
+use crate::embedding::ServerHandle;
 use crate::executor::CallerIdentity;
 use crate::handler::RequestHandler;
 use crate::store::{Retention, RetentionPolicy, RetentionSweeper};
@@ -459,7 +464,11 @@ pub struct A2aServer {
     config: ServerConfig,
     shutdown: CancellationToken,
     sweeper: Option<(Arc<dyn Retention>, Duration, RetentionPolicy)>,
+    layers: Vec<RouterLayer>,
 }
+
+/// A tower layer kept until the router is built, so [`A2aServer::router`] can be called again.
+type RouterLayer = Arc<dyn Fn(Router) -> Router + Send + Sync>;
 
 impl A2aServer {
     /// Serves `handler` with the default configuration.
@@ -477,7 +486,41 @@ impl A2aServer {
             config: ServerConfig::default(),
             shutdown: CancellationToken::new(),
             sweeper: None,
+            layers: Vec::new(),
         }
+    }
+
+    /// Wraps every route in `layer` (a tower layer, such as an authentication layer that puts
+    /// a [`CallerIdentity`] in the request's extensions, or `tower_http`'s tracing). Layers
+    /// run outside the server's own (authentication gate, CORS), the last one added
+    /// outermost, and apply to [`serve`](Self::serve), [`embed`](Self::embed) and
+    /// [`router`](Self::router) alike.
+    ///
+    /// ```
+    /// use a2a_protocol_server::agents::EchoAgent;
+    /// use a2a_protocol_server::{A2aServer, CallerIdentity, RequestHandler};
+    ///
+    /// // Every request is made by "alice" (a real layer would check a credential).
+    /// let server = A2aServer::new(RequestHandler::builder(EchoAgent::new()).build()).layer(
+    ///     axum::middleware::map_request(|mut request: axum::extract::Request| async move {
+    ///         request.extensions_mut().insert(CallerIdentity("alice".to_owned()));
+    ///         request
+    ///     }),
+    /// );
+    /// # let _ = server;
+    /// ```
+    #[must_use]
+    pub fn layer<L>(mut self, layer: L) -> Self
+    where
+        L: Layer<Route> + Clone + Send + Sync + 'static,
+        L::Service: Service<Request> + Clone + Send + Sync + 'static,
+        <L::Service as Service<Request>>::Response: IntoResponse + 'static,
+        <L::Service as Service<Request>>::Error: Into<std::convert::Infallible> + 'static,
+        <L::Service as Service<Request>>::Future: Send + 'static,
+    {
+        self.layers
+            .push(Arc::new(move |router: Router| router.layer(layer.clone())));
+        self
     }
 
     /// Sweeps `store` with `policy` every `interval` while the server runs.
@@ -530,7 +573,18 @@ impl A2aServer {
         self
     }
 
-    /// The axum router, to mount in a larger application.
+    /// Starts everything [`serve`](Self::serve) runs beside the routes (recovery of turns a
+    /// lost predecessor left, the retention sweeper) and returns the router to mount in a
+    /// larger axum application, with the [`ServerHandle`] that shuts it down the way `serve`
+    /// does: new sends refused, running turns drained and settled, open streams ended, the
+    /// sweeper stopped. Connection limits and timeouts
+    /// ([`ServerConfig::max_connections`], header and body timeouts, TLS) belong to the
+    /// application's own HTTP server; everything else in [`ServerConfig`] applies.
+    ///
+    /// # Errors
+    ///
+    /// Refuses, as [`std::io::ErrorKind::InvalidInput`], an authentication configuration
+    /// that cannot serve the card's security requirements.
     ///
     /// ```
     /// use a2a_protocol_server::agents::EchoAgent;
@@ -538,26 +592,88 @@ impl A2aServer {
     ///
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    /// let a2a = A2aServer::new(RequestHandler::builder(EchoAgent::new()).build())
-    ///     .with_config(ServerConfig::default().with_public_url("http://127.0.0.1"));
+    /// let (a2a, handle) = A2aServer::new(RequestHandler::builder(EchoAgent::new()).build())
+    ///     .with_config(ServerConfig::default().with_public_url("http://127.0.0.1"))
+    ///     .embed()
+    ///     .await?;
     /// // Mount the agent beside the application's own routes.
     /// let app = axum::Router::new()
     ///     .route("/healthz", axum::routing::get(|| async { "ok" }))
-    ///     .merge(a2a.router());
+    ///     .merge(a2a);
     /// let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     /// let base = format!("http://{}", listener.local_addr()?);
-    /// tokio::spawn(async move { axum::serve(listener, app).await });
+    /// let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    /// let serving = tokio::spawn(async move {
+    ///     axum::serve(listener, app)
+    ///         // The agent's streams end first, so the application's server can finish.
+    ///         .with_graceful_shutdown(async move {
+    ///             let _ = stopped.await;
+    ///             handle.shutdown().await;
+    ///         })
+    ///         .await
+    /// });
     /// assert_eq!(reqwest::get(format!("{base}/healthz")).await?.text().await?, "ok");
     /// assert!(reqwest::get(format!("{base}/.well-known/agent-card.json")).await?.status().is_success());
+    /// stop.send(()).ok();
+    /// serving.await??;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn embed(self) -> std::io::Result<(Router, ServerHandle)> {
+        if let Some(auth) = &self.config.authentication {
+            let client_certificates = self.config.verifies_client_certificates();
+            auth.check_with(self.handler.agent_card(), client_certificates)
+                .map_err(|problem| {
+                    std::io::Error::new(
+                        std::io::ErrorKind::InvalidInput,
+                        format!("authentication is misconfigured: {problem}"),
+                    )
+                })?;
+        }
+        let router = self.router();
+        // A restarted server recovers what its lost predecessor left, sends or not.
+        if let Err(error) = self.handler.start_upkeep().await {
+            tracing::warn!(%error, "could not start keeping turns up in the store; retrying at the first send");
+        }
+        let sweeper = self
+            .sweeper
+            .map(|(store, interval, policy)| RetentionSweeper::spawn(store, interval, policy));
+        let handle = ServerHandle::new(
+            self.handler,
+            self.shutdown,
+            self.config.shutdown_drain,
+            sweeper,
+        );
+        Ok((router, handle))
+    }
+
+    /// The routes alone, for tests and tools that drive them without a server (for example
+    /// with `tower::ServiceExt::oneshot`). Nothing else starts: no recovery of a lost
+    /// predecessor's turns, no retention sweeper, and no way to end open streams at
+    /// shutdown. To mount the agent in an application, use [`embed`](Self::embed).
+    ///
+    /// ```
+    /// use a2a_protocol_server::agents::EchoAgent;
+    /// use a2a_protocol_server::{A2aServer, RequestHandler};
+    /// use tower::ServiceExt;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let routes = A2aServer::new(RequestHandler::builder(EchoAgent::new()).build()).router();
+    /// let request = http::Request::get("/.well-known/agent-card.json").body(axum::body::Body::empty())?;
+    /// assert!(routes.oneshot(request).await?.status().is_success());
     /// # Ok(())
     /// # }
     /// ```
     pub fn router(&self) -> Router {
-        bindings::router(
+        let routes = bindings::router(
             self.handler.clone(),
             Arc::new(self.config.clone()),
             self.shutdown.clone(),
-        )
+        );
+        self.layers
+            .iter()
+            .fold(routes, |router, layer| layer(router))
     }
 
     /// Serves on `listener` until `shutdown` completes, then shuts down without leaving work
@@ -586,41 +702,17 @@ impl A2aServer {
         listener: TcpListener,
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> std::io::Result<()> {
-        if let Some(auth) = &self.config.authentication {
-            let client_certificates = self.config.verifies_client_certificates();
-            auth.check_with(self.handler.agent_card(), client_certificates)
-                .map_err(|problem| {
-                    std::io::Error::new(
-                        std::io::ErrorKind::InvalidInput,
-                        format!("authentication is misconfigured: {problem}"),
-                    )
-                })?;
-        }
-        let router = self.router();
-        let streams = self.shutdown.clone();
-        let handler = self.handler.clone();
-        let drain = self.config.shutdown_drain;
-        // A restarted server recovers what its lost predecessor left, sends or not.
-        if let Err(error) = handler.start_upkeep().await {
-            tracing::warn!(%error, "could not start keeping turns up in the store; retrying at the first send");
-        }
-        // Dropped, and so stopped, when serving ends.
-        let _sweeper = self
-            .sweeper
-            .map(|(store, interval, policy)| RetentionSweeper::spawn(store, interval, policy));
+        let config = self.config.clone();
+        let (router, handle) = self.embed().await?;
         let stop_accepting = CancellationToken::new();
-        let serving =
-            crate::connections::serve(listener, router, &self.config, stop_accepting.clone());
+        let serving = crate::connections::serve(listener, router, &config, stop_accepting.clone());
         tokio::pin!(serving);
         tokio::select! {
             served = &mut serving => return served,
             () = shutdown => {}
         }
         stop_accepting.cancel();
-        let settle = async {
-            handler.shutdown(drain).await;
-            streams.cancel();
-        };
+        let settle = handle.shutdown();
         tokio::pin!(settle);
         tokio::select! {
             served = &mut serving => {
