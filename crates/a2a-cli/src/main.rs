@@ -3,6 +3,7 @@
 
 mod demo;
 mod exit;
+mod metrics;
 mod output;
 mod send;
 mod serve;

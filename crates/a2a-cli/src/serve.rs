@@ -91,6 +91,10 @@ pub(crate) struct ServeArgs {
     /// either kind of credential will do.
     #[arg(long, value_name = "FILE", requires = "tls_cert")]
     client_ca: Option<std::path::PathBuf>,
+    /// Serve the server's metrics (requests, latencies, turns, streams, store operations) in
+    /// the Prometheus text format at `http://ADDR/metrics` [default: not recorded].
+    #[arg(long, value_name = "ADDR")]
+    metrics_addr: Option<SocketAddr>,
 }
 
 /// The card's mutual TLS scheme, and its verifier added to `auth`, for `--client-ca`.
@@ -183,6 +187,9 @@ pub(crate) async fn serve(args: ServeArgs) -> Result<(), Failure> {
     if args.client_ca.is_some() {
         authentication = Some(client_certificates(&mut card, authentication));
     }
+    if let Some(addr) = args.metrics_addr {
+        crate::metrics::serve_prometheus(addr)?;
+    }
     let opened = stores::open(&args.store, args.tenant_aware, &args.keep).await?;
     let mut handler = RequestHandler::builder_arc(executor)
         .with_agent_card(card)
@@ -233,9 +240,13 @@ pub(crate) async fn serve(args: ServeArgs) -> Result<(), Failure> {
         ),
         _ => format!("Try:        a2a send {base} \"hello\"   (Ctrl-C stops the server)"),
     };
+    let metrics_line = args
+        .metrics_addr
+        .map(|addr| format!("Metrics:    http://{addr}/metrics\n"))
+        .unwrap_or_default();
     say(&format!(
         "Store:      {}{}\nAgent card: {base}/.well-known/agent-card.json\n\
-         JSON-RPC:   POST {base}/   HTTP+JSON: {base}/message:send\n{try_line}",
+         JSON-RPC:   POST {base}/   HTTP+JSON: {base}/message:send\n{metrics_line}{try_line}",
         stores::redacted(&args.store),
         if args.tenant_aware {
             " (tenant-aware)"

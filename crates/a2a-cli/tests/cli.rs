@@ -103,6 +103,57 @@ fn shell_words(line: &str) -> Vec<String> {
 // ---- serve ----
 
 #[test]
+fn serve_metrics_addr_serves_prometheus_metrics_of_the_requests_it_answered() {
+    let metrics_port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port();
+    let metrics_addr = format!("127.0.0.1:{metrics_port}");
+    let server = Server::start("memory:", &["--metrics-addr", &metrics_addr]);
+    for text in ["one", "two", "three"] {
+        a2a(&["send", &server.base, text]).success();
+    }
+    a2a(&["get", &server.base, "no-such-task"]).failure();
+    let scraped = scrape(&metrics_addr);
+    println!("{scraped}");
+    let sample = |name_and_labels: &str| -> f64 {
+        scraped
+            .lines()
+            .find_map(|line| line.strip_prefix(name_and_labels))
+            .and_then(|value| value.trim().parse().ok())
+            .unwrap_or_else(|| panic!("no {name_and_labels} sample in:\n{scraped}"))
+    };
+    let sends =
+        "a2a_server_requests_total{binding=\"jsonrpc\",operation=\"SendMessage\",outcome=\"ok\"}";
+    assert_eq!(sample(sends), 3.0);
+    let missing = "a2a_server_requests_total{binding=\"jsonrpc\",operation=\"GetTask\",outcome=\"TASK_NOT_FOUND\"}";
+    assert_eq!(sample(missing), 1.0);
+    assert_eq!(
+        sample("a2a_idempotent_sends_total{outcome=\"claimed\"}"),
+        3.0,
+        "each send carried a fresh key"
+    );
+    let latency =
+        "a2a_server_request_duration_seconds_count{binding=\"jsonrpc\",operation=\"SendMessage\"}";
+    assert_eq!(sample(latency), 3.0);
+    assert!(sample("a2a_store_operation_duration_seconds_count{operation=\"write\"}") >= 3.0);
+    assert_eq!(sample("a2a_server_active_turns"), 0.0, "every turn ended");
+}
+
+/// The body of `GET /metrics` on `addr`, over a plain socket.
+fn scrape(addr: &str) -> String {
+    use std::io::{Read, Write};
+    let mut socket = std::net::TcpStream::connect(addr).expect("the metrics listener");
+    socket
+        .write_all(b"GET /metrics HTTP/1.1\r\nHost: metrics\r\nConnection: close\r\n\r\n")
+        .expect("request written");
+    let mut response = String::new();
+    socket.read_to_string(&mut response).expect("response read");
+    assert!(response.starts_with("HTTP/1.1 200"), "{response}");
+    response
+}
+
+#[test]
 fn serve_prints_where_it_listens_and_stops_cleanly_on_sigterm() {
     let dir = tempfile::tempdir().expect("temp dir");
     let store = format!("sqlite://{}", dir.path().join("a2a.db").display());

@@ -9,6 +9,7 @@ use a2a_protocol_client::{A2aClient, ClientBuilder, RetryPolicy};
 use a2a_protocol_server::{AgentExecutor, EventSink, RequestContext, RequestHandler};
 use a2a_protocol_types::budget::BudgetGrant;
 use a2a_protocol_types::lease::Lease;
+use a2a_protocol_types::trace::{self, TraceContext};
 use a2a_protocol_types::{
     A2aError, GetTaskRequest, ListTasksRequest, Message, Part, SendMessageConfiguration,
     SendMessageRequest, SendMessageResponse, Task, TaskState,
@@ -376,4 +377,68 @@ async fn start_keeps_a_key_the_caller_set_and_adds_none_for_a_peer_not_known_to_
         .await
         .expect("started");
     assert_eq!(none.idempotency_key(), None);
+}
+
+/// A child agent that remembers the trace context each of its turns ran in.
+#[derive(Clone, Default)]
+struct TraceRecordingAgent {
+    seen: std::sync::Arc<std::sync::Mutex<Vec<Option<TraceContext>>>>,
+}
+
+#[async_trait]
+impl AgentExecutor for TraceRecordingAgent {
+    async fn execute(&self, ctx: RequestContext, events: EventSink) -> Result<(), A2aError> {
+        self.seen
+            .lock()
+            .expect("not poisoned")
+            .push(ctx.trace.filter(|t| Some(*t) == trace::current()));
+        events.complete(None).await
+    }
+}
+
+#[tokio::test]
+async fn a_traceparent_reaches_the_child_agent_through_delegation() {
+    let child_agent = TraceRecordingAgent::default();
+    let child = serve(RequestHandler::builder(child_agent.clone()).build()).await;
+    let child_client = ClientBuilder::discover(&child.url())
+        .await
+        .expect("the child's card")
+        .build()
+        .expect("child client");
+    let parent = serve(
+        RequestHandler::builder(ParentAgent {
+            child: child_client,
+            plan: Plan::Wait,
+        })
+        .build(),
+    )
+    .await;
+    let incoming = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+    let caller = ClientBuilder::new(parent.url())
+        .with_header(trace::TRACEPARENT_HEADER, incoming)
+        .build()
+        .expect("client");
+    let answer = caller
+        .send_message(SendMessageRequest::new(Message::user_text("do the thing")))
+        .await
+        .expect("parent answered");
+    let SendMessageResponse::Task(task) = answer else {
+        panic!("a task, got {answer:?}");
+    };
+    assert_eq!(report(&task)["outcome"], "completed", "{task:?}");
+    let seen = child_agent.seen.lock().expect("not poisoned").clone();
+    println!("the child's turns ran in {seen:?}");
+    assert_eq!(seen.len(), 1, "one child turn");
+    let at_child = seen[0].expect("the child's turn ran as the current trace context");
+    let incoming = TraceContext::parse(incoming).expect("valid");
+    assert_eq!(
+        at_child.trace_id(),
+        incoming.trace_id(),
+        "one trace, end to end"
+    );
+    assert_ne!(
+        at_child.span_id(),
+        incoming.span_id(),
+        "each hop is its own span"
+    );
 }

@@ -74,6 +74,10 @@ pub struct RequestContext {
     /// settled, and the agent declared its turns safe to run again ([`Recovery::RunAgain`]).
     /// `task` holds what the first run recorded.
     pub rerun: bool,
+    /// Where this turn sits in a distributed trace (from the request's `traceparent`). The
+    /// turn runs with it as [`a2a_protocol_types::trace::current`], so the A2A client sends
+    /// it on, as a child, with every call the agent makes (a delegation joins the trace).
+    pub trace: Option<a2a_protocol_types::trace::TraceContext>,
 }
 
 impl RequestContext {

@@ -30,6 +30,7 @@ pub mod idempotency;
 mod runtime;
 mod server;
 pub mod store;
+mod telemetry;
 #[cfg(feature = "tls")]
 pub mod tls;
 

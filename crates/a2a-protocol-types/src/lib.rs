@@ -40,6 +40,7 @@ pub mod requests;
 pub mod security;
 pub mod task;
 pub mod timestamp;
+pub mod trace;
 
 /// The README's code blocks compile and pass as doctests, so the README stays true.
 #[cfg(doctest)]

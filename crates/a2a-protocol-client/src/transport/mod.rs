@@ -142,6 +142,16 @@ impl Transport {
         if let Some(auth) = &self.auth {
             auth(&mut headers);
         }
+        // Inside an agent's turn (or any `trace::with_current` scope) the call joins the
+        // caller's trace, as a child of its current span.
+        let header = a2a_protocol_types::trace::TRACEPARENT_HEADER;
+        if let Some(trace) =
+            a2a_protocol_types::trace::current().filter(|_| !headers.contains_key(header))
+        {
+            if let Ok(value) = HeaderValue::from_str(&trace.child().to_string()) {
+                headers.insert(header, value);
+            }
+        }
         headers
     }
 

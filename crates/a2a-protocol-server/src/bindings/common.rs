@@ -4,6 +4,7 @@
 use a2a_protocol_types::extensions::{
     EXTENSIONS_HEADER, format_extensions_header, parse_extensions_header,
 };
+use a2a_protocol_types::trace::TraceContext;
 use a2a_protocol_types::{A2aError, AgentCard, ErrorKind};
 use axum::body::{Body, Bytes};
 use http::header::CONTENT_TYPE;
@@ -78,7 +79,13 @@ pub(crate) fn call_context(state: &AppState, parts: &http::request::Parts) -> Ca
         .extensions
         .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
         .map(|info| info.0.ip());
+    let trace = headers
+        .get(a2a_protocol_types::trace::TRACEPARENT_HEADER)
+        .and_then(|value| value.to_str().ok())
+        .and_then(TraceContext::parse)
+        .map_or_else(TraceContext::new_root, |incoming| incoming.child());
     CallContext::default()
+        .with_trace(Some(trace))
         .with_caller(caller)
         .with_peer(peer)
         .with_extensions(requested_extensions(headers))

@@ -2,6 +2,7 @@
 //! Errors answer HTTP 200 with a JSON-RPC error object, except a retryable refusal (503 with
 //! `Retry-After`) and an oversized body (413).
 
+use crate::telemetry;
 use a2a_protocol_types::jsonrpc::{JSONRPC_VERSION, JsonRpcId, JsonRpcResponse, methods};
 use a2a_protocol_types::{A2aError, ErrorKind};
 use axum::body::Body;
@@ -231,8 +232,14 @@ pub(crate) async fn handle(State(state): State<AppState>, request: Request<Body>
     }
     let ctx = common::call_context(&state, &parts);
     let mut declared = Vec::new();
-    // At debug: a span costs a few microseconds per request even when nothing is logged in it.
-    let span = tracing::debug_span!("a2a_request", binding = "jsonrpc", method = %request.method.chars().take(64).collect::<String>());
+    let operation = telemetry::operation_label(&request.method);
+    let span = tracing::info_span!(
+        "a2a_request",
+        binding = "jsonrpc",
+        operation,
+        trace_id = %ctx.trace.map(|t| t.trace_id()).unwrap_or_default(),
+    );
+    let timer = telemetry::RequestTimer::start("jsonrpc", operation);
     let outcome = common::within_deadline(
         &ctx,
         dispatch(
@@ -246,6 +253,7 @@ pub(crate) async fn handle(State(state): State<AppState>, request: Request<Body>
     )
     .instrument(span)
     .await;
+    timer.finish(outcome.as_ref().err());
     let mut response = match outcome {
         Ok(Outcome::Unary(body)) => (
             [(CONTENT_TYPE, HeaderValue::from_static("application/json"))],

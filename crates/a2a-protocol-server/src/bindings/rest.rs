@@ -1,6 +1,7 @@
 //! The HTTP+JSON binding (spec §11): resource paths (optionally under `/{tenant}`), query
 //! parameters for reads, SSE for streams, and `google.rpc.Status` error bodies.
 
+use crate::telemetry;
 use std::collections::HashMap;
 
 use a2a_protocol_types::extensions::EXTENSIONS_HEADER;
@@ -54,6 +55,26 @@ enum Operation {
     ListPushConfigs(String),
     DeletePushConfig(String, String),
     ExtendedCard,
+}
+
+impl Operation {
+    /// The operation's name, as its JSON-RPC method is named.
+    fn label(&self) -> &'static str {
+        use a2a_protocol_types::jsonrpc::methods;
+        match self {
+            Self::Send => methods::SEND_MESSAGE,
+            Self::Stream => methods::SEND_STREAMING_MESSAGE,
+            Self::GetTask(_) => methods::GET_TASK,
+            Self::ListTasks => methods::LIST_TASKS,
+            Self::Cancel(_) => methods::CANCEL_TASK,
+            Self::Subscribe(_) => methods::SUBSCRIBE_TO_TASK,
+            Self::CreatePushConfig(_) => methods::CREATE_TASK_PUSH_NOTIFICATION_CONFIG,
+            Self::GetPushConfig(..) => methods::GET_TASK_PUSH_NOTIFICATION_CONFIG,
+            Self::ListPushConfigs(_) => methods::LIST_TASK_PUSH_NOTIFICATION_CONFIGS,
+            Self::DeletePushConfig(..) => methods::DELETE_TASK_PUSH_NOTIFICATION_CONFIG,
+            Self::ExtendedCard => methods::GET_EXTENDED_AGENT_CARD,
+        }
+    }
 }
 
 #[derive(Debug, PartialEq, Eq)]
@@ -506,14 +527,21 @@ pub(crate) async fn handle(State(state): State<AppState>, request: Request<Body>
     };
     let declared = body.declared_extensions();
     let ctx = common::call_context(&state, &parts);
-    // At debug: a span costs a few microseconds per request even when nothing is logged in it.
-    let span = tracing::debug_span!("a2a_request", binding = "http+json", operation = ?operation);
+    let label = operation.label();
+    let span = tracing::info_span!(
+        "a2a_request",
+        binding = "http+json",
+        operation = label,
+        trace_id = %ctx.trace.map(|t| t.trace_id()).unwrap_or_default(),
+    );
+    let timer = telemetry::RequestTimer::start("http+json", label);
     let outcome = common::within_deadline(
         &ctx,
         dispatch(&state.handler, &tenant, operation, body, query, &ctx),
     )
     .instrument(span)
     .await;
+    timer.finish(outcome.as_ref().err());
     let mut response = match outcome {
         Ok(Outcome::Json(bytes)) => (
             [(CONTENT_TYPE, HeaderValue::from_static(media_type))],

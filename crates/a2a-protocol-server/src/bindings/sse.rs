@@ -21,9 +21,12 @@ pub(crate) fn respond<T: Serialize>(
     wrap: impl Fn(StreamResponse) -> T + Send + 'static,
 ) -> Response {
     let shutdown = state.shutdown.clone();
+    // Counted open until the response body, and so this stream, is dropped.
+    let open = crate::telemetry::OpenStream::begin();
     let stream = events
         .take_until(async move { shutdown.cancelled().await })
         .map(move |event| {
+            let _open = &open;
             let generation = generation_of(&event);
             let data = serde_json::to_string(&wrap(event)).unwrap_or_else(|error| {
                 tracing::error!(%error, "could not serialize a stream event");

@@ -80,6 +80,10 @@ pub struct CallContext {
     /// task to settle then answers with the task as it stands (its turn goes on). Set by the
     /// server from [`crate::ServerConfig::request_deadline`]; `None` waits as long as it takes.
     pub deadline: Option<tokio::time::Instant>,
+    /// Where this request sits in a distributed trace: a child of the client's `traceparent`,
+    /// or a new trace when it sent none. Set by the server; the agent's turn runs with it as
+    /// [`a2a_protocol_types::trace::current`].
+    pub trace: Option<a2a_protocol_types::trace::TraceContext>,
 }
 
 impl CallContext {
@@ -117,6 +121,20 @@ impl CallContext {
     /// ```
     pub fn with_extensions(mut self, extensions: Vec<String>) -> Self {
         self.extensions = extensions;
+        self
+    }
+
+    /// A context in the distributed trace `trace`.
+    ///
+    /// ```
+    /// use a2a_protocol_server::CallContext;
+    /// use a2a_protocol_types::trace::TraceContext;
+    ///
+    /// let trace = TraceContext::new_root();
+    /// assert_eq!(CallContext::default().with_trace(Some(trace)).trace, Some(trace));
+    /// ```
+    pub fn with_trace(mut self, trace: Option<a2a_protocol_types::trace::TraceContext>) -> Self {
+        self.trace = trace;
         self
     }
 
@@ -505,9 +523,10 @@ impl RequestHandlerBuilder {
     /// assert_eq!(clone.agent_card().name, handler.agent_card().name);
     /// ```
     pub fn build(self) -> RequestHandler {
-        let store = self
-            .store
-            .unwrap_or_else(|| Arc::new(InMemoryTaskStore::new()));
+        let store: Arc<dyn TaskStore> = Arc::new(crate::store::metered::MeteredStore(
+            self.store
+                .unwrap_or_else(|| Arc::new(InMemoryTaskStore::new())),
+        ));
         let base = self.card.unwrap_or_else(|| {
             AgentCard::new("A2A agent", "An agent built with a2a-rust", "0.1.0")
         });

@@ -160,6 +160,7 @@ impl RequestHandler {
             cancellation: live.cancel.child_token(),
             budget,
             rerun: true,
+            trace: None,
         };
         self.spawn_turn(live, ctx);
         Ok(true)

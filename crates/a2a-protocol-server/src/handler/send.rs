@@ -18,6 +18,8 @@ use crate::executor::RequestContext;
 use crate::runtime::direct_reply;
 use crate::runtime::{BudgetState, LiveTask, SharedEvent, await_settled, follow_live};
 use crate::store::{ClaimOutcome, KeyClaim, KeyScope, Loaded, StoredTask, TaskWrite, WriteOutcome};
+use crate::telemetry;
+use a2a_protocol_types::trace::{self, TraceContext};
 
 /// How many times a follow-up reads its task again after another process wrote it first.
 const FOLLOW_UP_ATTEMPTS: usize = 3;
@@ -410,6 +412,7 @@ impl RequestHandler {
             cancellation: live.cancel.child_token(),
             budget,
             rerun: false,
+            trace: ctx.trace,
         };
         self.spawn_turn(Arc::clone(&live), turn_ctx);
         Turn {
@@ -432,41 +435,43 @@ impl RequestHandler {
         let sink = self
             .sink(&live, ctx.context_id.clone())
             .with_budget(budget.clone());
-        let span = tracing::info_span!("agent_turn", task_id = %live.task_id);
-        tokio::spawn(
-            async move {
-                let turn_cancel = ctx.cancellation.clone();
-                let run =
-                    AssertUnwindSafe(inner.executor.execute(ctx, sink.clone())).catch_unwind();
-                let limit = budget.as_ref().and_then(|b| b.time_limit());
-                let outcome = match limit {
-                    None => Some(run.await),
-                    Some(limit) => tokio::time::timeout(limit, run).await.ok(),
-                };
-                let reason = match outcome {
-                    Some(Ok(Ok(()))) => {
-                        "the agent ended its turn without settling the task".to_owned()
-                    }
-                    Some(Ok(Err(error))) => error.message,
-                    Some(Err(_)) => "the agent failed unexpectedly".to_owned(),
-                    None => {
-                        turn_cancel.cancel();
-                        sink.exhaust("time").await.message
-                    }
-                };
-                // A turn given up at shutdown, to run again elsewhere, is left as it stands.
-                if !live.abandoned.load(std::sync::atomic::Ordering::Acquire) {
-                    sink.settle_as_failed(&reason).await;
-                }
-                if live.is_settled().await {
-                    RequestHandler::from_inner(Arc::clone(&inner))
-                        .release_lease(&live.tenant, &live.task_id)
-                        .await;
-                }
-                inner.registry.end_turn(&live).await;
-            }
-            .instrument(span),
+        let trace = ctx.trace.unwrap_or_else(TraceContext::new_root);
+        let span = tracing::info_span!(
+            "agent_turn",
+            task_id = %live.task_id,
+            context_id = %ctx.context_id,
+            trace_id = %trace.trace_id(),
         );
+        let turn = async move {
+            let _active = telemetry::ActiveTurn::begin();
+            let turn_cancel = ctx.cancellation.clone();
+            let run = AssertUnwindSafe(inner.executor.execute(ctx, sink.clone())).catch_unwind();
+            let limit = budget.as_ref().and_then(|b| b.time_limit());
+            let outcome = match limit {
+                None => Some(run.await),
+                Some(limit) => tokio::time::timeout(limit, run).await.ok(),
+            };
+            let reason = match outcome {
+                Some(Ok(Ok(()))) => "the agent ended its turn without settling the task".to_owned(),
+                Some(Ok(Err(error))) => error.message,
+                Some(Err(_)) => "the agent failed unexpectedly".to_owned(),
+                None => {
+                    turn_cancel.cancel();
+                    sink.exhaust("time").await.message
+                }
+            };
+            // A turn given up at shutdown, to run again elsewhere, is left as it stands.
+            if !live.abandoned.load(std::sync::atomic::Ordering::Acquire) {
+                sink.settle_as_failed(&reason).await;
+            }
+            if live.is_settled().await {
+                RequestHandler::from_inner(Arc::clone(&inner))
+                    .release_lease(&live.tenant, &live.task_id)
+                    .await;
+            }
+            inner.registry.end_turn(&live).await;
+        };
+        tokio::spawn(trace::with_current(trace, turn).instrument(span));
     }
 
     /// Answers a unary retry the way the original was answered.

@@ -16,6 +16,7 @@ mod coordination;
 pub(crate) mod footprint;
 mod key_index;
 mod memory;
+pub(crate) mod metered;
 mod page_token;
 mod retention;
 mod shard;
