@@ -191,7 +191,7 @@ pub(crate) async fn serve(args: ServeArgs) -> Result<(), Failure> {
         crate::metrics::serve_prometheus(addr)?;
     }
     let opened = stores::open(&args.store, args.tenant_aware, &args.keep).await?;
-    let mut handler = RequestHandler::builder_arc(executor)
+    let mut handler = RequestHandler::builder(executor)
         .with_agent_card(card)
         .with_store(opened.store)
         .with_config(HandlerConfig::default().with_recovery_time(args.recovery_time));

@@ -82,10 +82,10 @@ pub(crate) fn redacted(url: &str) -> String {
         let end = shown[start..]
             .find(['/', '?', '#'])
             .map_or(shown.len(), |i| start + i);
-        if let Some(at) = shown[start..end].rfind('@') {
-            if let Some(colon) = shown[start..start + at].find(':') {
-                shown.replace_range(start + colon + 1..start + at, "***");
-            }
+        if let Some(at) = shown[start..end].rfind('@')
+            && let Some(colon) = shown[start..start + at].find(':')
+        {
+            shown.replace_range(start + colon + 1..start + at, "***");
         }
     }
     let Some((head, query)) = shown.split_once('?') else {

@@ -24,4 +24,6 @@ mod guide {
     struct Delegation;
     #[doc = include_str!("../../../docs/security.md")]
     struct Security;
+    #[doc = include_str!("../../../docs/embedding.md")]
+    struct Embedding;
 }

@@ -176,7 +176,7 @@ async fn run(
     errors: &ErrorCounter,
 ) -> Report {
     let agent = Arc::new(KeyCountingAgent::default());
-    let handler = RequestHandler::builder_arc(agent.clone())
+    let handler = RequestHandler::builder(agent.clone())
         .with_store(store.clone())
         .build();
     let server = serve(handler).await;

@@ -21,14 +21,13 @@ const BINDINGS: [Binding; 2] = [Binding::JsonRpc, Binding::HttpJson];
 async fn serve_recording_headers() -> (String, Arc<Mutex<Vec<http::HeaderMap>>>) {
     let seen: Arc<Mutex<Vec<http::HeaderMap>>> = Arc::default();
     let recorder = Arc::clone(&seen);
-    let resolver: a2a_protocol_server::CallerResolver =
-        Arc::new(move |headers: &http::HeaderMap| {
-            recorder
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .push(headers.clone());
-            None::<CallerIdentity>
-        });
+    let resolver = move |headers: &http::HeaderMap| {
+        recorder
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(headers.clone());
+        None::<CallerIdentity>
+    };
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind");
@@ -46,12 +45,12 @@ async fn every_request_carries_the_version_extensions_headers_and_auth() {
         let client = ClientBuilder::new(&url)
             .with_binding(binding)
             .with_header("x-team", "payments")
-            .with_auth(Arc::new(|headers: &mut http::HeaderMap| {
+            .with_request_hook(|headers: &mut http::HeaderMap| {
                 headers.insert(
                     http::header::AUTHORIZATION,
                     http::HeaderValue::from_static("Bearer t0ken"),
                 );
-            }))
+            })
             .with_extensions(vec![IDEMPOTENCY_EXTENSION_URI.into()])
             .build()
             .expect("client");
@@ -313,4 +312,53 @@ async fn an_http_json_post_carries_exactly_one_content_type() {
         .filter_map(|v| v.to_str().ok())
         .collect();
     assert_eq!(types, ["application/a2a+json"]);
+}
+
+/// A hook that waits before each attempt: it signs the first request and refuses the second.
+struct CountingSigner {
+    calls: std::sync::atomic::AtomicUsize,
+}
+
+#[async_trait::async_trait]
+impl a2a_protocol_client::RequestHook for CountingSigner {
+    async fn before_request(
+        &self,
+        headers: &mut http::HeaderMap,
+    ) -> Result<(), a2a_protocol_client::ClientError> {
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        let call = self.calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        if call > 0 {
+            return Err(a2a_protocol_client::ClientError::Credentials(
+                "the signing service is down".into(),
+            ));
+        }
+        headers.insert("x-signature", http::HeaderValue::from_static("signed-0"));
+        Ok(())
+    }
+}
+
+#[tokio::test]
+async fn an_async_request_hook_signs_requests_and_a_refusal_sends_nothing() {
+    let (url, seen) = serve_recording_headers().await;
+    let client = ClientBuilder::new(&url)
+        .with_request_hook(CountingSigner {
+            calls: std::sync::atomic::AtomicUsize::new(0),
+        })
+        .build()
+        .expect("client");
+    client
+        .list_tasks(ListTasksRequest::default())
+        .await
+        .expect("the signed request is answered");
+    let refused = client
+        .list_tasks(ListTasksRequest::default())
+        .await
+        .expect_err("the hook refused");
+    assert!(
+        matches!(refused, a2a_protocol_client::ClientError::Credentials(_)),
+        "{refused:?}"
+    );
+    let seen = seen.lock().unwrap_or_else(|e| e.into_inner());
+    assert_eq!(seen.len(), 1, "the refused request was never sent");
+    assert_eq!(seen[0]["x-signature"], "signed-0");
 }

@@ -29,6 +29,10 @@ enum Plan {
     Budget,
     /// Start, then hold the delegation until the parent is canceled.
     HoldUntilCanceled,
+    /// Start with a 2 s lease and a 10 s budget (the builder) and wait, renewing the lease.
+    LeaseAndBudget,
+    /// Set a 2 s lease on the message by hand, start with a 10 s budget, and wait.
+    HandLeaseThenBudget,
 }
 
 #[derive(Clone)]
@@ -90,6 +94,27 @@ impl AgentExecutor for ParentAgent {
                     &BudgetGrant::with_time(Duration::from_millis(300)),
                     Duration::from_secs(1),
                 );
+                let mut child = Delegation::start_budgeted(&self.child, ask, grant)
+                    .await
+                    .map_err(failed)?;
+                let outcome = child.wait().await.map_err(failed)?;
+                (outcome, child.spend(), child.task_id().cloned())
+            }
+            Plan::LeaseAndBudget => {
+                let mut child = Delegation::builder(ask)
+                    .with_lease(lease)
+                    .with_budget(BudgetGrant::with_time(Duration::from_secs(10)))
+                    .start(&self.child)
+                    .await
+                    .map_err(failed)?;
+                let outcome = child.wait().await.map_err(failed)?;
+                (outcome, child.spend(), child.task_id().cloned())
+            }
+            Plan::HandLeaseThenBudget => {
+                let mut ask = ask;
+                a2a_protocol_types::lease::set_lease(&mut ask, lease)
+                    .map_err(|e| A2aError::internal(e.to_string()))?;
+                let grant = BudgetGrant::with_time(Duration::from_secs(10));
                 let mut child = Delegation::start_budgeted(&self.child, ask, grant)
                     .await
                     .map_err(failed)?;
@@ -292,6 +317,23 @@ async fn a_parent_that_keeps_renewing_keeps_its_child() {
         child_task(&setup, &child_id).await.status.state,
         TaskState::Completed
     );
+}
+
+#[tokio::test]
+async fn a_lease_and_a_budget_together_keep_a_child_that_outlives_its_lease_ttl() {
+    // The child works 3 s, past its 2 s lease: only renewal keeps it; the budget bounds it.
+    for plan in [Plan::LeaseAndBudget, Plan::HandLeaseThenBudget] {
+        let setup = setup(plan, Duration::from_secs(3), &[]).await;
+        let task = ask_parent(&setup, false).await;
+        let report = report(&task);
+        println!("{report}");
+        assert_eq!(report["outcome"], "completed", "{task:?}");
+        assert!(
+            report["spend"].is_object(),
+            "the budget was reported: {report}"
+        );
+        assert_eq!(setup.child_agent.runs(), 1);
+    }
 }
 
 #[tokio::test]

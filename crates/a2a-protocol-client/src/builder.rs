@@ -11,7 +11,7 @@ use http::{HeaderMap, HeaderName, HeaderValue};
 use crate::client::A2aClient;
 use crate::error::{ClientError, Phase};
 use crate::retry::RetryPolicy;
-use crate::transport::{AuthHook, Binding, Timeouts, Transport, VERSION};
+use crate::transport::{Binding, RequestHook, Timeouts, Transport, VERSION};
 
 /// How long one attempt of a unary call may take, unless configured otherwise.
 const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(300);
@@ -46,7 +46,7 @@ pub struct ClientBuilder {
     request_timeout: Option<Duration>,
     stream_idle_timeout: Option<Duration>,
     headers: Vec<(String, String)>,
-    auth: Option<AuthHook>,
+    hook: Option<std::sync::Arc<dyn RequestHook>>,
     credentials: crate::auth::Credentials,
     extensions: Vec<String>,
     http: Option<reqwest::Client>,
@@ -78,7 +78,7 @@ impl ClientBuilder {
             request_timeout: Some(DEFAULT_REQUEST_TIMEOUT),
             stream_idle_timeout: Some(DEFAULT_STREAM_IDLE_TIMEOUT),
             headers: Vec::new(),
-            auth: None,
+            hook: None,
             credentials: crate::auth::Credentials::default(),
             extensions: Vec::new(),
             http: None,
@@ -328,24 +328,23 @@ impl ClientBuilder {
         self
     }
 
-    /// Calls `hook` to add headers (say, a fresh bearer token) to every request.
+    /// Runs `hook` before every attempt of every request: it may add or change headers (say,
+    /// a signature), wait for something first, or refuse (see [`RequestHook`]). Credentials
+    /// the card asks for are better sent with [`ClientBuilder::with_credentials`].
     ///
     /// ```
-    /// use std::sync::Arc;
-    ///
     /// use a2a_protocol_client::ClientBuilder;
     ///
     /// let client = ClientBuilder::new("http://127.0.0.1:8080")
-    ///     .with_auth(Arc::new(|headers: &mut http::HeaderMap| {
-    ///         // Fetch a fresh token here; a static one stands in for it.
+    ///     .with_request_hook(|headers: &mut http::HeaderMap| {
     ///         headers.insert(http::header::AUTHORIZATION, http::HeaderValue::from_static("Bearer t0k3n"));
-    ///     }))
+    ///     })
     ///     .build()
     ///     .unwrap();
     /// # let _ = client;
     /// ```
-    pub fn with_auth(mut self, hook: AuthHook) -> Self {
-        self.auth = Some(hook);
+    pub fn with_request_hook(mut self, hook: impl RequestHook) -> Self {
+        self.hook = Some(std::sync::Arc::new(hook));
         self
     }
 
@@ -449,7 +448,7 @@ impl ClientBuilder {
             url,
             http,
             headers,
-            self.auth,
+            self.hook,
             credentials,
             Timeouts {
                 request: self.request_timeout,

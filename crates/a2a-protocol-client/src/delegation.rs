@@ -20,7 +20,7 @@ use std::time::Duration;
 
 use a2a_protocol_types::budget::{BudgetGrant, BudgetReport, report_of, set_budget};
 use a2a_protocol_types::idempotency::{generate_key, key_of, set_key};
-use a2a_protocol_types::lease::{LEASE_EXTENSION_URI, Lease, set_lease};
+use a2a_protocol_types::lease::{LEASE_EXTENSION_URI, Lease, lease_of, set_lease};
 use a2a_protocol_types::{
     CancelTaskRequest, GetTaskRequest, Message, SendMessageConfiguration, SendMessageRequest,
     SendMessageResponse, Task, TaskId, TaskState,
@@ -138,6 +138,41 @@ pub struct Delegation {
     detached: bool,
 }
 
+/// A child task about to be started: its message, and optionally a lease and a budget.
+/// Made by [`Delegation::builder`].
+#[derive(Debug)]
+#[must_use = "a delegation builder does nothing until started"]
+pub struct DelegationBuilder {
+    message: Message,
+    lease: Option<Lease>,
+    grant: Option<BudgetGrant>,
+}
+
+impl DelegationBuilder {
+    /// The child's agent cancels the task when `lease` lapses unrenewed;
+    /// [`Delegation::wait`] renews it.
+    pub fn with_lease(mut self, lease: Lease) -> Self {
+        self.lease = Some(lease);
+        self
+    }
+
+    /// The child's turn is bounded by `grant`.
+    pub fn with_budget(mut self, grant: BudgetGrant) -> Self {
+        self.grant = Some(grant);
+        self
+    }
+
+    /// Starts the child task through `client`, with a fresh idempotency key when the message
+    /// has none and the client's agent honours keys (as [`Delegation::start`]).
+    ///
+    /// # Errors
+    ///
+    /// As [`Delegation::start`].
+    pub async fn start(self, client: &A2aClient) -> Result<Delegation, ClientError> {
+        Delegation::launch(client, self.message, self.lease, self.grant).await
+    }
+}
+
 const FIRST_POLL: Duration = Duration::from_millis(50);
 const MAX_POLL: Duration = Duration::from_secs(1);
 
@@ -217,12 +252,50 @@ impl Delegation {
         Self::launch(client, message, None, Some(grant)).await
     }
 
+    /// Prepares a child task with any combination of a lease and a budget; start it with
+    /// [`DelegationBuilder::start`].
+    ///
+    /// ```no_run
+    /// use std::time::Duration;
+    ///
+    /// use a2a_protocol_client::ClientBuilder;
+    /// use a2a_protocol_client::delegation::Delegation;
+    /// use a2a_protocol_types::Message;
+    /// use a2a_protocol_types::budget::BudgetGrant;
+    /// use a2a_protocol_types::lease::Lease;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), a2a_protocol_client::ClientError> {
+    /// let client = ClientBuilder::discover("http://127.0.0.1:8080").await?.build()?;
+    /// let mut child = Delegation::builder(Message::user_text("summarise the logs"))
+    ///     .with_lease(Lease::new(Duration::from_secs(30)))
+    ///     .with_budget(BudgetGrant::with_time(Duration::from_secs(120)))
+    ///     .start(&client)
+    ///     .await?;
+    /// child.wait().await?; // Renews the lease until the child settles.
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn builder(message: Message) -> DelegationBuilder {
+        DelegationBuilder {
+            message,
+            lease: None,
+            grant: None,
+        }
+    }
+
     async fn launch(
         client: &A2aClient,
         mut message: Message,
         lease: Option<Lease>,
         grant: Option<BudgetGrant>,
     ) -> Result<Self, ClientError> {
+        // A lease already on the message (set by hand) is renewed like one passed here.
+        let lease = match lease {
+            Some(lease) => Some(lease),
+            None => lease_of(&message)
+                .map_err(|e| ClientError::Config(format!("the message's lease: {e}")))?,
+        };
         let key = match key_of(&message) {
             Ok(Some(key)) => Some(key.to_owned()),
             Ok(None) if client.honours_idempotency() => {

@@ -27,6 +27,7 @@
 //! # }
 //! ```
 
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
@@ -46,4 +47,4 @@ pub use client::{A2aClient, EventStream};
 pub use error::{ClientError, FailureClass, Phase};
 pub use operation::Operation;
 pub use retry::RetryPolicy;
-pub use transport::{AuthHook, Binding};
+pub use transport::{Binding, RequestHook};

@@ -15,13 +15,12 @@ pub use crate::runtime::EventSink;
 /// ```
 /// use a2a_protocol_server::{A2aServer, CallerIdentity, RequestHandler, ServerConfig};
 /// use a2a_protocol_server::agents::EchoAgent;
-/// use std::sync::Arc;
 ///
 /// // Trust a header set by an authenticating proxy in front of the server.
-/// let config = ServerConfig::default().with_caller_resolver(Arc::new(|headers: &http::HeaderMap| {
+/// let config = ServerConfig::default().with_caller_resolver(|headers: &http::HeaderMap| {
 ///     let user = headers.get("x-authenticated-user")?.to_str().ok()?;
 ///     Some(CallerIdentity(user.to_owned()))
-/// }));
+/// });
 /// let server = A2aServer::new(RequestHandler::builder(EchoAgent::new()).build()).with_config(config);
 /// # let _ = server;
 /// ```
@@ -267,4 +266,37 @@ pub enum Recovery {
     Fail,
     /// The turn runs again from the message that started it.
     RunAgain,
+}
+
+/// A shared executor is an executor: `Arc<dyn AgentExecutor>` chosen at run time, or one agent
+/// served by several handlers.
+#[async_trait]
+impl<A: AgentExecutor + ?Sized> AgentExecutor for std::sync::Arc<A> {
+    async fn execute(&self, ctx: RequestContext, events: EventSink) -> Result<(), A2aError> {
+        (**self).execute(ctx, events).await
+    }
+
+    async fn cancel(&self, ctx: CancelContext, events: EventSink) -> Result<(), A2aError> {
+        (**self).cancel(ctx, events).await
+    }
+
+    fn recovery(&self) -> Recovery {
+        (**self).recovery()
+    }
+}
+
+/// A boxed executor is an executor.
+#[async_trait]
+impl<A: AgentExecutor + ?Sized> AgentExecutor for Box<A> {
+    async fn execute(&self, ctx: RequestContext, events: EventSink) -> Result<(), A2aError> {
+        (**self).execute(ctx, events).await
+    }
+
+    async fn cancel(&self, ctx: CancelContext, events: EventSink) -> Result<(), A2aError> {
+        (**self).cancel(ctx, events).await
+    }
+
+    fn recovery(&self) -> Recovery {
+        (**self).recovery()
+    }
 }

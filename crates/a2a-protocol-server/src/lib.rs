@@ -15,7 +15,20 @@
 //! A2aServer::new(handler).serve(listener, std::future::pending()).await
 //! # }
 //! ```
+//!
+//! # Features
+//!
+//! None is on by default: the in-memory stores, both bindings, authentication with your own
+//! verifiers, and metrics and tracing through their facades are always there.
+//!
+//! | feature | adds |
+//! |---|---|
+//! | `sqlite` | [`store::SqliteTaskStore`] and [`store::TenantAwareSqliteTaskStore`] (SQLite is bundled) |
+//! | `postgres` | [`store::PostgresTaskStore`] and [`store::TenantAwarePostgresTaskStore`] |
+//! | `jwt` | [`auth::JwtVerifier`]: JWT bearer tokens checked against a key or an issuer's JWKS |
+//! | `tls` | [`tls::TlsConfig`]: HTTPS terminated by the server, and client certificates (mutual TLS) |
 
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 

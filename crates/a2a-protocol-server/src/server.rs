@@ -29,16 +29,13 @@ const LINGER: Duration = Duration::from_secs(3);
 /// token). Its answer scopes idempotency keys and is passed to the executor.
 ///
 /// ```
-/// use std::sync::Arc;
-///
-/// use a2a_protocol_server::{CallerIdentity, CallerResolver, ServerConfig};
+/// use a2a_protocol_server::{CallerIdentity, ServerConfig};
 ///
 /// // Whoever presents a bearer token is identified by it (a real server would verify it).
-/// let resolver: CallerResolver = Arc::new(|headers: &http::HeaderMap| {
+/// let config = ServerConfig::default().with_caller_resolver(|headers: &http::HeaderMap| {
 ///     let token = headers.get("authorization")?.to_str().ok()?.strip_prefix("Bearer ")?;
 ///     Some(CallerIdentity(token.to_owned()))
 /// });
-/// let config = ServerConfig::default().with_caller_resolver(resolver);
 /// assert!(config.caller.is_some());
 /// ```
 pub type CallerResolver = Arc<dyn Fn(&http::HeaderMap) -> Option<CallerIdentity> + Send + Sync>;
@@ -280,16 +277,17 @@ impl ServerConfig {
     /// Sets [`ServerConfig::caller`].
     ///
     /// ```
-    /// use std::sync::Arc;
-    ///
     /// use a2a_protocol_server::{CallerIdentity, ServerConfig};
     ///
     /// let config = ServerConfig::default()
-    ///     .with_caller_resolver(Arc::new(|_: &http::HeaderMap| Some(CallerIdentity("everyone".into()))));
+    ///     .with_caller_resolver(|_: &http::HeaderMap| Some(CallerIdentity("everyone".into())));
     /// assert!(config.caller.is_some());
     /// ```
-    pub fn with_caller_resolver(mut self, resolver: CallerResolver) -> Self {
-        self.caller = Some(resolver);
+    pub fn with_caller_resolver(
+        mut self,
+        resolver: impl Fn(&http::HeaderMap) -> Option<CallerIdentity> + Send + Sync + 'static,
+    ) -> Self {
+        self.caller = Some(Arc::new(resolver));
         self
     }
 
@@ -550,11 +548,11 @@ impl A2aServer {
     /// ```
     pub fn with_retention_sweeper(
         mut self,
-        store: Arc<dyn Retention>,
+        store: impl Retention,
         interval: Duration,
         policy: RetentionPolicy,
     ) -> Self {
-        self.sweeper = Some((store, interval, policy));
+        self.sweeper = Some((Arc::new(store), interval, policy));
         self
     }
 

@@ -611,12 +611,12 @@ async fn keys_are_scoped_to_the_tenant() {
 #[tokio::test]
 async fn keys_are_scoped_to_the_authenticated_caller() {
     let agent = CountingAgent::new();
-    let resolver: a2a_protocol_server::CallerResolver = Arc::new(|headers: &http::HeaderMap| {
+    let resolver = |headers: &http::HeaderMap| {
         headers
             .get("x-caller")
             .and_then(|v| v.to_str().ok())
             .map(|v| CallerIdentity(v.to_owned()))
-    });
+    };
     let server = serve_with(
         RequestHandler::builder(agent.clone()).build(),
         ServerConfig::default().with_caller_resolver(resolver),
@@ -736,15 +736,15 @@ fn refused_until_a_key_expires(error: &WireError) {
 
 #[tokio::test]
 async fn a_caller_at_its_key_quota_is_refused_while_other_callers_send() {
-    let resolver: a2a_protocol_server::CallerResolver = Arc::new(|headers: &http::HeaderMap| {
+    let resolver = |headers: &http::HeaderMap| {
         let caller = headers.get("x-caller")?.to_str().ok()?;
         Some(CallerIdentity(caller.to_owned()))
-    });
+    };
     for binding in BINDINGS {
         let agent = CountingAgent::new();
         let server = serve_with(
             handler_with_store(agent.clone(), two_keys_each()),
-            ServerConfig::default().with_caller_resolver(Arc::clone(&resolver)),
+            ServerConfig::default().with_caller_resolver(resolver),
         )
         .await;
         let send = |caller: &'static str, id: String| {

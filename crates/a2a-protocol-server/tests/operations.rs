@@ -352,12 +352,11 @@ async fn the_extended_card_is_served_only_when_configured() {
     let plain = serve(CountingAgent::new()).await;
     // The extended card is for authenticated callers (spec §13.3): here, whoever a layer in
     // front names in a header.
-    let trusted_proxy = ServerConfig::default().with_caller_resolver(std::sync::Arc::new(
-        |headers: &http::HeaderMap| {
+    let trusted_proxy =
+        ServerConfig::default().with_caller_resolver(|headers: &http::HeaderMap| {
             let user = headers.get("x-user")?.to_str().ok()?;
             Some(a2a_protocol_server::CallerIdentity(user.to_owned()))
-        },
-    ));
+        });
     let extended = serve_with(
         RequestHandler::builder(CountingAgent::new())
             .with_extended_agent_card(AgentCard::new("Secret agent", "More skills", "1.0"))

@@ -171,3 +171,132 @@ pub fn generate_key() -> String {
 }
 
 const HEX: &[u8; 16] = b"0123456789abcdef";
+
+/// A valid idempotency key: made by [`IdempotencyKey::generate`] or checked by
+/// [`IdempotencyKey::parse`], so attaching it to a message cannot fail. Its `Debug` shows only
+/// a prefix, so a key logged by accident cannot be replayed by whoever reads the log.
+///
+/// ```
+/// use a2a_protocol_types::Message;
+/// use a2a_protocol_types::idempotency::{IdempotencyKey, KeyError, key_of};
+///
+/// let key = IdempotencyKey::generate();
+/// let mut message = Message::user_text("charge order 1042");
+/// key.set_on(&mut message); // Infallible: the key is valid by construction.
+/// assert_eq!(key_of(&message)?, Some(key.as_str()));
+/// assert_eq!(IdempotencyKey::of(&message)?, Some(key.clone()));
+///
+/// // A key kept with the operation, read back before a resend:
+/// let stored = key.as_str().to_owned();
+/// assert_eq!(IdempotencyKey::parse(stored)?, key);
+/// assert_eq!(IdempotencyKey::parse("tiny"), Err(KeyError::TooShort));
+/// # Ok::<(), KeyError>(())
+/// ```
+#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct IdempotencyKey(String);
+
+impl IdempotencyKey {
+    /// A fresh key, as [`generate_key`] makes.
+    ///
+    /// # Panics
+    ///
+    /// As [`generate_key`]: if the operating system cannot provide random bytes.
+    pub fn generate() -> Self {
+        Self(generate_key())
+    }
+
+    /// `key` if it is valid ([`validate_key`]).
+    ///
+    /// # Errors
+    ///
+    /// The [`KeyError`] saying what is wrong with it.
+    pub fn parse(key: impl Into<String>) -> Result<Self, KeyError> {
+        let key = key.into();
+        validate_key(&key)?;
+        Ok(Self(key))
+    }
+
+    /// The key a message carries, if any.
+    ///
+    /// # Errors
+    ///
+    /// A [`KeyError`] when the message carries a malformed key.
+    pub fn of(message: &Message) -> Result<Option<Self>, KeyError> {
+        Ok(key_of(message)?.map(|key| Self(key.to_owned())))
+    }
+
+    /// Attaches this key to `message` (replacing any earlier key) and declares the extension.
+    pub fn set_on(&self, message: &mut Message) {
+        attach(
+            message,
+            IDEMPOTENCY_EXTENSION_URI,
+            IDEMPOTENCY_METADATA_KEY,
+            Value::String(self.0.clone()),
+        );
+    }
+
+    /// The key's text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// The key's text, owned.
+    pub fn into_string(self) -> String {
+        self.0
+    }
+}
+
+impl std::fmt::Debug for IdempotencyKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let prefix: String = self.0.chars().take(6).collect();
+        write!(f, "IdempotencyKey({prefix}…)")
+    }
+}
+
+impl std::fmt::Display for IdempotencyKey {
+    /// The whole key: it is written where it must be sent or stored.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl AsRef<str> for IdempotencyKey {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::str::FromStr for IdempotencyKey {
+    type Err = KeyError;
+
+    fn from_str(key: &str) -> Result<Self, KeyError> {
+        Self::parse(key)
+    }
+}
+
+impl TryFrom<String> for IdempotencyKey {
+    type Error = KeyError;
+
+    fn try_from(key: String) -> Result<Self, KeyError> {
+        Self::parse(key)
+    }
+}
+
+impl From<IdempotencyKey> for String {
+    fn from(key: IdempotencyKey) -> String {
+        key.0
+    }
+}
+
+impl serde::Serialize for IdempotencyKey {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&self.0)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for IdempotencyKey {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let key = String::deserialize(deserializer)?;
+        Self::parse(key).map_err(serde::de::Error::custom)
+    }
+}

@@ -19,6 +19,7 @@
 //! # Ok::<(), a2a_protocol_types::idempotency::KeyError>(())
 //! ```
 
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 

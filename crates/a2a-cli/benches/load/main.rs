@@ -106,11 +106,16 @@ fn settings() -> Settings {
 fn cells(kind: &Kind) -> Vec<(Binding, bool, usize)> {
     let mut cells = Vec::new();
     for binding in BINDINGS {
-        if *kind == Kind::Floor && binding != Binding::JsonRpc {
+        if matches!(kind, Kind::Floor | Kind::Observed | Kind::Dark) && binding != Binding::JsonRpc
+        {
             continue;
         }
         for keyed in [false, true] {
-            if keyed && !matches!(kind, Kind::Ours(_) | Kind::Baseline(_)) {
+            let ours = matches!(
+                kind,
+                Kind::Ours(_) | Kind::Baseline(_) | Kind::Observed | Kind::Dark
+            );
+            if keyed && !ours {
                 continue;
             }
             if matches!(kind, Kind::Baseline(_)) && (!keyed || binding != Binding::JsonRpc) {
@@ -143,7 +148,9 @@ fn main() {
     let baseline = std::env::var_os("A2A_BENCH_BASELINE").is_some();
     let kinds: Vec<Kind> = [
         Kind::Ours("memory"),
+        Kind::Observed,
         Kind::Floor,
+        Kind::Dark,
         Kind::Ours("sqlite"),
         Kind::Python,
         Kind::Ours("postgres"),

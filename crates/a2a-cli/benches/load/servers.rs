@@ -19,6 +19,11 @@ pub enum Kind {
     /// The same, served by the baseline build named by `A2A_BENCH_BASELINE` (an earlier
     /// release), so a change is measured against what it replaces in one run.
     Baseline(&'static str),
+    /// `a2a serve` on memory with its metrics recorded (`--metrics-addr`) and its request
+    /// and turn spans enabled (`RUST_LOG=info`).
+    Observed,
+    /// `a2a serve` on memory with neither: no metrics recorder, `RUST_LOG=warn`.
+    Dark,
     /// The bare axum route.
     Floor,
     /// The Python SDK's echo agent.
@@ -30,6 +35,8 @@ impl Kind {
         match self {
             Kind::Ours(store) => format!("a2a-rust ({store})"),
             Kind::Baseline(store) => format!("baseline ({store})"),
+            Kind::Observed => "a2a-rust (memory, metrics + info spans)".into(),
+            Kind::Dark => "a2a-rust (memory, no metrics, warn)".into(),
             Kind::Floor => "floor (bare axum + serde)".into(),
             Kind::Python => "Python a2a-sdk (in-memory)".into(),
         }
@@ -113,11 +120,28 @@ pub fn start(kind: &Kind, postgres: &str) -> Server {
     match kind {
         // One generator sends everything from one address; the key quota is for many clients.
         Kind::Ours(store) => start_ours(store, postgres, &["--max-keys-per-caller", "10000000"]),
+        Kind::Observed => {
+            let metrics = format!("127.0.0.1:{}", free_port());
+            let args = [
+                "--max-keys-per-caller",
+                "10000000",
+                "--metrics-addr",
+                &metrics,
+            ];
+            start_a2a(&this_a2a(), "memory", postgres, &args, "info")
+        }
+        Kind::Dark => start_a2a(
+            &this_a2a(),
+            "memory",
+            postgres,
+            &["--max-keys-per-caller", "10000000"],
+            "warn",
+        ),
         Kind::Baseline(store) => {
             let baseline = std::env::var_os("A2A_BENCH_BASELINE")
                 .map(PathBuf::from)
                 .expect("A2A_BENCH_BASELINE names the baseline a2a binary");
-            start_a2a(&baseline, store, postgres, &[])
+            start_a2a(&baseline, store, postgres, &[], "info")
         }
         Kind::Floor => {
             let exe = std::env::current_exe().expect("the bench binary");
@@ -145,13 +169,18 @@ pub fn start(kind: &Kind, postgres: &str) -> Server {
 
 /// `a2a serve` of this build on `store`, with `extra` arguments.
 pub fn start_ours(store: &str, postgres: &str, extra: &[&str]) -> Server {
-    // A2A_BENCH_A2A points at another build of `a2a` (say, one with frame pointers to profile).
-    let a2a = std::env::var_os("A2A_BENCH_A2A")
-        .map_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_a2a")), PathBuf::from);
-    start_a2a(&a2a, store, postgres, extra)
+    start_a2a(&this_a2a(), store, postgres, extra, "info")
 }
 
-fn start_a2a(a2a: &Path, store: &str, postgres: &str, extra: &[&str]) -> Server {
+/// This build's `a2a`, or the one `A2A_BENCH_A2A` points at (say, one built with frame
+/// pointers, to profile).
+fn this_a2a() -> PathBuf {
+    std::env::var_os("A2A_BENCH_A2A")
+        .map_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_a2a")), PathBuf::from)
+}
+
+/// `a2a serve` on `store`, logging at `log` (what `a2a serve` does by default: `info`).
+fn start_a2a(a2a: &Path, store: &str, postgres: &str, extra: &[&str], log: &str) -> Server {
     let scratch = tempfile::tempdir().expect("a scratch directory");
     let url = match store {
         "memory" => "memory:".to_owned(),
@@ -162,6 +191,7 @@ fn start_a2a(a2a: &Path, store: &str, postgres: &str, extra: &[&str]) -> Server 
     let mut child = pinned(a2a)
         .args(["serve", "--addr", "127.0.0.1:0", "--store", &url])
         .args(extra)
+        .env("RUST_LOG", log)
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .spawn()

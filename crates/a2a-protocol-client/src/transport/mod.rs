@@ -18,20 +18,53 @@ use crate::error::{ClientError, Phase};
 use crate::operation::Operation;
 use crate::sse::SseParser;
 
-/// Adds headers (say, `Authorization`) to every request.
+/// Runs before every attempt of every request, and may wait (say, for a token service, or to
+/// sign the request): it adds or changes headers, or refuses, and a refused request is not
+/// sent (so it is safe to retry). A closure `Fn(&mut HeaderMap)` is a hook too.
 ///
 /// ```
-/// use std::sync::Arc;
+/// use a2a_protocol_client::{ClientBuilder, ClientError, RequestHook};
 ///
-/// use a2a_protocol_client::{AuthHook, ClientBuilder};
+/// // A plain closure:
+/// let client = ClientBuilder::new("http://127.0.0.1:8080")
+///     .with_request_hook(|headers: &mut http::HeaderMap| {
+///         headers.insert("x-team", http::HeaderValue::from_static("search"));
+///     })
+///     .build()?;
 ///
-/// let hook: AuthHook = Arc::new(|headers: &mut http::HeaderMap| {
-///     headers.insert("x-api-key", http::HeaderValue::from_static("k-123"));
-/// });
-/// let client = ClientBuilder::new("http://127.0.0.1:8080").with_auth(hook).build().unwrap();
-/// # let _ = client;
+/// // A hook that waits for something:
+/// struct Signer;
+///
+/// #[async_trait::async_trait]
+/// impl RequestHook for Signer {
+///     async fn before_request(&self, headers: &mut http::HeaderMap) -> Result<(), ClientError> {
+///         let signature = tokio::task::yield_now().await; // A call to a signing service.
+///         let _ = signature;
+///         headers.insert("x-signature", http::HeaderValue::from_static("sig"));
+///         Ok(())
+///     }
+/// }
+/// let signed = ClientBuilder::new("http://127.0.0.1:8080").with_request_hook(Signer).build()?;
+/// # let _ = (client, signed);
+/// # Ok::<(), ClientError>(())
 /// ```
-pub type AuthHook = Arc<dyn Fn(&mut HeaderMap) + Send + Sync>;
+#[async_trait::async_trait]
+pub trait RequestHook: Send + Sync + 'static {
+    /// Adjusts the headers of one attempt, or refuses it with an error (usually
+    /// [`ClientError::Credentials`]); a refused attempt is not sent.
+    async fn before_request(&self, headers: &mut HeaderMap) -> Result<(), ClientError>;
+}
+
+#[async_trait::async_trait]
+impl<F> RequestHook for F
+where
+    F: Fn(&mut HeaderMap) + Send + Sync + 'static,
+{
+    async fn before_request(&self, headers: &mut HeaderMap) -> Result<(), ClientError> {
+        self(headers);
+        Ok(())
+    }
+}
 
 /// Which binding a client speaks.
 ///
@@ -80,7 +113,7 @@ pub(crate) struct Transport {
     pub(crate) url: String,
     pub(crate) http: reqwest::Client,
     pub(crate) headers: HeaderMap,
-    pub(crate) auth: Option<AuthHook>,
+    pub(crate) hook: Option<Arc<dyn RequestHook>>,
     pub(crate) credentials: Option<crate::auth::Placed>,
     pub(crate) timeouts: Timeouts,
     next_id: AtomicI64,
@@ -92,7 +125,7 @@ impl Transport {
         url: String,
         http: reqwest::Client,
         headers: HeaderMap,
-        auth: Option<AuthHook>,
+        hook: Option<Arc<dyn RequestHook>>,
         credentials: Option<crate::auth::Placed>,
         timeouts: Timeouts,
     ) -> Self {
@@ -101,7 +134,7 @@ impl Transport {
             url: url.trim_end_matches('/').to_owned(),
             http,
             headers,
-            auth,
+            hook,
             credentials,
             timeouts,
             next_id: AtomicI64::new(1),
@@ -131,28 +164,27 @@ impl Transport {
             self.url.clone(),
             self.http.clone(),
             headers,
-            self.auth.clone(),
+            self.hook.clone(),
             self.credentials.clone(),
             self.timeouts,
         )
     }
 
-    fn headers(&self) -> HeaderMap {
+    async fn headers(&self) -> Result<HeaderMap, ClientError> {
         let mut headers = self.headers.clone();
-        if let Some(auth) = &self.auth {
-            auth(&mut headers);
+        if let Some(hook) = &self.hook {
+            hook.before_request(&mut headers).await?;
         }
         // Inside an agent's turn (or any `trace::with_current` scope) the call joins the
         // caller's trace, as a child of its current span.
         let header = a2a_protocol_types::trace::TRACEPARENT_HEADER;
         if let Some(trace) =
             a2a_protocol_types::trace::current().filter(|_| !headers.contains_key(header))
+            && let Ok(value) = HeaderValue::from_str(&trace.child().to_string())
         {
-            if let Ok(value) = HeaderValue::from_str(&trace.child().to_string()) {
-                headers.insert(header, value);
-            }
+            headers.insert(header, value);
         }
-        headers
+        Ok(headers)
     }
 
     async fn request(
@@ -167,7 +199,7 @@ impl Transport {
             }
             Binding::HttpJson => rest::request(&self.http, &self.url, operation, params)?,
         };
-        let builder = builder.headers(self.headers());
+        let builder = builder.headers(self.headers().await?);
         match &self.credentials {
             Some(credentials) => credentials.apply(builder).await,
             None => Ok(builder),

@@ -458,10 +458,10 @@ impl Authenticator {
                     continue;
                 };
                 let error = refused.contains(&name.as_str()).then_some("invalid_token");
-                if let Some(value) = challenge(scheme, error, &[]) {
-                    if !challenges.contains(&value) {
-                        challenges.push(value);
-                    }
+                if let Some(value) = challenge(scheme, error, &[])
+                    && !challenges.contains(&value)
+                {
+                    challenges.push(value);
                 }
             }
         }

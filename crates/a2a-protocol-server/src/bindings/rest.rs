@@ -484,10 +484,11 @@ pub(crate) async fn handle(State(state): State<AppState>, request: Request<Body>
     // A subscription changes nothing, so a bare POST (no body, no type) may open one.
     let may_omit_type = matches!(operation, Operation::Subscribe(_))
         && !parts.headers.contains_key(http::header::CONTENT_TYPE);
-    if has_body && !may_omit_type {
-        if let Err(error) = common::check_json_content_type(&parts.headers) {
-            return error_response(&error, None);
-        }
+    if has_body
+        && !may_omit_type
+        && let Err(error) = common::check_json_content_type(&parts.headers)
+    {
+        return error_response(&error, None);
     }
     let bytes = match common::read_body(body, &state).await {
         Ok(bytes) => bytes,
@@ -496,10 +497,8 @@ pub(crate) async fn handle(State(state): State<AppState>, request: Request<Body>
             return error_response(&error.into_error(), Some(status));
         }
     };
-    if has_body {
-        if let Err((_, error)) = common::refuse_repeated_members(&bytes) {
-            return error_response(&error, None);
-        }
+    if has_body && let Err((_, error)) = common::refuse_repeated_members(&bytes) {
+        return error_response(&error, None);
     }
     let is_send = matches!(operation, Operation::Send | Operation::Stream);
     let prepared = (|| {

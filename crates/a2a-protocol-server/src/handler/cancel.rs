@@ -153,10 +153,10 @@ impl RequestHandler {
         if let Ok(Err(error)) = asked {
             tracing::warn!(task_id = %live.task_id, %error, "the executor's cancel failed");
         }
-        if !sink.task().await.status.state.is_terminal() {
-            if let Err(error) = sink.cancel().await {
-                tracing::warn!(task_id = %live.task_id, %error, "could not mark the task canceled");
-            }
+        if !sink.task().await.status.state.is_terminal()
+            && let Err(error) = sink.cancel().await
+        {
+            tracing::warn!(task_id = %live.task_id, %error, "could not mark the task canceled");
         }
         Ok(live.snapshot().await)
     }
@@ -197,10 +197,10 @@ impl RequestHandler {
     async fn await_terminal(&self, tenant: &str, task: &TaskRef) -> Result<Option<Task>, A2aError> {
         let deadline = Instant::now() + self.inner.config.cancel_grace;
         loop {
-            if let Some(stored) = self.inner.store.load(tenant, &task.id).await? {
-                if stored.task.status.state.is_terminal() {
-                    return Ok(Some(stored.task));
-                }
+            if let Some(stored) = self.inner.store.load(tenant, &task.id).await?
+                && stored.task.status.state.is_terminal()
+            {
+                return Ok(Some(stored.task));
             }
             if Instant::now() >= deadline {
                 return Ok(None);

@@ -406,21 +406,20 @@ impl RequestHandlerBuilder {
         self
     }
 
-    /// Sets the store (default: an [`InMemoryTaskStore`]).
+    /// Sets the store (default: an [`InMemoryTaskStore`]): a store, or a shared one
+    /// (`Arc<S>`, `Arc<dyn TaskStore>`) to keep using elsewhere, say for the retention sweeper.
     ///
     /// ```
-    /// use std::sync::Arc;
-    ///
     /// use a2a_protocol_server::agents::EchoAgent;
     /// use a2a_protocol_server::store::{TaskStoreConfig, TenantAwareInMemoryTaskStore};
     /// use a2a_protocol_server::RequestHandler;
     ///
     /// let store = TenantAwareInMemoryTaskStore::with_config(TaskStoreConfig::default().with_max_tasks(500));
-    /// let handler = RequestHandler::builder(EchoAgent::new()).with_store(Arc::new(store)).build();
+    /// let handler = RequestHandler::builder(EchoAgent::new()).with_store(store).build();
     /// assert!(handler.store().supports_idempotency());
     /// ```
-    pub fn with_store(mut self, store: Arc<dyn TaskStore>) -> Self {
-        self.store = Some(store);
+    pub fn with_store(mut self, store: impl TaskStore) -> Self {
+        self.store = Some(Arc::new(store));
         self
     }
 
@@ -565,11 +564,9 @@ impl RequestHandler {
     /// let handler = RequestHandler::builder(EchoAgent::new()).build();
     /// # let _ = handler;
     /// ```
-    pub fn builder(executor: impl AgentExecutor) -> RequestHandlerBuilder {
-        Self::builder_arc(Arc::new(executor))
-    }
-
-    /// Starts building a handler for a shared executor.
+    ///
+    /// A shared or chosen-at-run-time executor (`Arc<dyn AgentExecutor>`,
+    /// `Box<dyn AgentExecutor>`) is an executor too:
     ///
     /// ```
     /// use std::sync::Arc;
@@ -580,12 +577,12 @@ impl RequestHandler {
     /// let conformance = true;
     /// let agent: Arc<dyn AgentExecutor> =
     ///     if conformance { Arc::new(ConformanceAgent::new()) } else { Arc::new(EchoAgent::new()) };
-    /// let handler = RequestHandler::builder_arc(agent).build();
+    /// let handler = RequestHandler::builder(agent).build();
     /// # let _ = handler;
     /// ```
-    pub fn builder_arc(executor: Arc<dyn AgentExecutor>) -> RequestHandlerBuilder {
+    pub fn builder(executor: impl AgentExecutor) -> RequestHandlerBuilder {
         RequestHandlerBuilder {
-            executor,
+            executor: Arc::new(executor),
             store: None,
             card: None,
             extended_card: None,

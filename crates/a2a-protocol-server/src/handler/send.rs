@@ -264,12 +264,12 @@ impl RequestHandler {
                 return Err(A2aError::task_not_found(id.as_str()));
             }
             // A retry is a replay even when the first attempt drove the task terminal.
-            if let Some(claim) = &claim {
-                if let Some(held) = self.inner.idempotency.holder(claim).await? {
-                    return Ok(Started::Replay(
-                        self.inner.idempotency.replay(claim, held).await?,
-                    ));
-                }
+            if let Some(claim) = &claim
+                && let Some(held) = self.inner.idempotency.holder(claim).await?
+            {
+                return Ok(Started::Replay(
+                    self.inner.idempotency.replay(claim, held).await?,
+                ));
             }
             if message
                 .context_id

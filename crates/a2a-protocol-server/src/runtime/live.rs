@@ -89,11 +89,11 @@ impl LiveState {
             self.history_lent = true;
             return Arc::new(draft);
         }
-        if let Some(mut spare) = self.spare.take() {
-            if let Some(copy) = Arc::get_mut(&mut spare) {
-                refresh(copy, &self.task);
-                return spare;
-            }
+        if let Some(mut spare) = self.spare.take()
+            && let Some(copy) = Arc::get_mut(&mut spare)
+        {
+            refresh(copy, &self.task);
+            return spare;
         }
         Arc::new(Task::clone(&self.task))
     }
@@ -306,12 +306,10 @@ impl Registry {
             let mut turns = lock(&task.turns);
             *turns = turns.saturating_sub(1);
             let last = *turns == 0;
-            if last {
-                if let Some(tasks) = live.get_mut(task.tenant.as_str()) {
-                    tasks.remove(&task.task_id);
-                    if tasks.is_empty() {
-                        live.remove(task.tenant.as_str());
-                    }
+            if last && let Some(tasks) = live.get_mut(task.tenant.as_str()) {
+                tasks.remove(&task.task_id);
+                if tasks.is_empty() {
+                    live.remove(task.tenant.as_str());
                 }
             }
             last

@@ -769,14 +769,12 @@ impl EventSink {
     /// Fails the task unless it already settled; used when a turn ends badly.
     pub(crate) async fn settle_as_failed(&self, reason: &str) {
         let settled = self.live.is_settled().await;
-        if !settled {
-            if let Err(error) = self.fail(reason).await {
-                // Settled meanwhile by another hand (a cancel, a shutdown, a recovery): fine.
-                if self.live.is_settled().await {
-                    tracing::debug!(task_id = %self.live.task_id, %error, "the task settled before it could be marked failed");
-                } else {
-                    tracing::warn!(task_id = %self.live.task_id, %error, "could not mark the task failed");
-                }
+        if !settled && let Err(error) = self.fail(reason).await {
+            // Settled meanwhile by another hand (a cancel, a shutdown, a recovery): fine.
+            if self.live.is_settled().await {
+                tracing::debug!(task_id = %self.live.task_id, %error, "the task settled before it could be marked failed");
+            } else {
+                tracing::warn!(task_id = %self.live.task_id, %error, "could not mark the task failed");
             }
         }
     }

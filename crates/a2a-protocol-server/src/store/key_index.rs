@@ -178,10 +178,8 @@ impl KeyIndex {
             .entries
             .get_key_value(&key)
             .is_some_and(|(held, _)| held.task_id() == claim.task_id.as_str());
-        if ours {
-            if let Some(held) = self.entries.remove(&key) {
-                self.forget(held.charged_to.as_deref());
-            }
+        if ours && let Some(held) = self.entries.remove(&key) {
+            self.forget(held.charged_to.as_deref());
         }
     }
 

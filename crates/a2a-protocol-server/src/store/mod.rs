@@ -20,6 +20,7 @@ pub(crate) mod metered;
 mod page_token;
 mod retention;
 mod shard;
+mod shared;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod sql;
 mod tenant;

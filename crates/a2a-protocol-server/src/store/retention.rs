@@ -1,6 +1,5 @@
 //! Retention for the SQL stores: they delete nothing until a sweep runs.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -239,7 +238,7 @@ impl RetentionSweeper {
     /// # Ok(())
     /// # }
     /// ```
-    pub fn spawn(store: Arc<dyn Retention>, interval: Duration, policy: RetentionPolicy) -> Self {
+    pub fn spawn(store: impl Retention, interval: Duration, policy: RetentionPolicy) -> Self {
         let stop = CancellationToken::new();
         let token = stop.clone();
         tokio::spawn(async move {

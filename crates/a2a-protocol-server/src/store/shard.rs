@@ -292,13 +292,13 @@ impl Shard {
             }
             if page.len() < query.page_size {
                 page.push(Task::clone(task));
-            } else if next.is_none() {
-                if let Some(last) = page.last() {
-                    next = Some(PageCursor {
-                        status_millis: status_millis(last),
-                        task_id: last.id.to_string(),
-                    });
-                }
+            } else if next.is_none()
+                && let Some(last) = page.last()
+            {
+                next = Some(PageCursor {
+                    status_millis: status_millis(last),
+                    task_id: last.id.to_string(),
+                });
             }
         }
         TaskPage {

@@ -1,0 +1,83 @@
+//! A shared store is a store: `Arc<S>` (and `Arc<dyn TaskStore>`) can be passed wherever a
+//! store is taken, and the same store kept for the retention sweeper or for tests.
+
+use std::sync::Arc;
+
+use a2a_protocol_types::{Task, TaskId};
+use async_trait::async_trait;
+
+use super::{
+    ClaimOutcome, Coordination, KeyClaim, Loaded, PurgeReport, Retention, RetentionPolicy,
+    StoreError, StoredTask, TaskPage, TaskQuery, TaskStore, TaskWrite, WriteOutcome,
+};
+
+// Every method is forwarded, defaults included: the shared store's own versions must run.
+#[async_trait]
+impl<S: TaskStore + ?Sized> TaskStore for Arc<S> {
+    async fn get(&self, tenant: &str, id: &TaskId) -> Result<Option<Task>, StoreError> {
+        (**self).get(tenant, id).await
+    }
+
+    async fn save(&self, tenant: &str, task: &Task) -> Result<(), StoreError> {
+        (**self).save(tenant, task).await
+    }
+
+    async fn save_shared(&self, tenant: &str, task: &Arc<Task>) -> Result<(), StoreError> {
+        (**self).save_shared(tenant, task).await
+    }
+
+    async fn list(&self, tenant: &str, query: &TaskQuery) -> Result<TaskPage, StoreError> {
+        (**self).list(tenant, query).await
+    }
+
+    async fn load(&self, tenant: &str, id: &TaskId) -> Result<Option<StoredTask>, StoreError> {
+        (**self).load(tenant, id).await
+    }
+
+    async fn load_if_changed(
+        &self,
+        tenant: &str,
+        id: &TaskId,
+        revision: u64,
+    ) -> Result<Loaded, StoreError> {
+        (**self).load_if_changed(tenant, id, revision).await
+    }
+
+    async fn write(&self, write: &TaskWrite<'_>) -> Result<WriteOutcome, StoreError> {
+        (**self).write(write).await
+    }
+
+    fn coordination(&self) -> Option<&dyn Coordination> {
+        (**self).coordination()
+    }
+
+    fn supports_idempotency(&self) -> bool {
+        (**self).supports_idempotency()
+    }
+
+    async fn claim_idempotency_key(&self, claim: &KeyClaim) -> Result<ClaimOutcome, StoreError> {
+        (**self).claim_idempotency_key(claim).await
+    }
+
+    async fn release_idempotency_key(&self, claim: &KeyClaim) -> Result<(), StoreError> {
+        (**self).release_idempotency_key(claim).await
+    }
+
+    async fn find_idempotency_key(
+        &self,
+        claim: &KeyClaim,
+    ) -> Result<Option<ClaimOutcome>, StoreError> {
+        (**self).find_idempotency_key(claim).await
+    }
+
+    fn atomic_writes(&self) -> bool {
+        (**self).atomic_writes()
+    }
+}
+
+#[async_trait]
+impl<R: Retention + ?Sized> Retention for Arc<R> {
+    async fn purge_expired(&self, policy: &RetentionPolicy) -> Result<PurgeReport, StoreError> {
+        (**self).purge_expired(policy).await
+    }
+}
