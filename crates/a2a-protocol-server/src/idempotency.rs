@@ -40,8 +40,11 @@ pub(crate) struct Idempotency {
     replay_wait: Duration,
 }
 
-fn count(outcome: &'static str) {
-    metrics::counter!("a2a_idempotent_sends_total", "outcome" => outcome).increment(1);
+/// Counts a keyed send by what its key decided (a literal, so the key is built once).
+macro_rules! count {
+    ($outcome:literal) => {
+        metrics::counter!("a2a_idempotent_sends_total", "outcome" => $outcome).increment(1)
+    };
 }
 
 impl Idempotency {
@@ -63,13 +66,13 @@ impl Idempotency {
             Ok(None) => return Ok(None),
             Ok(Some(key)) => key,
             Err(error) => {
-                count("refused");
+                count!("refused");
                 return Err(A2aError::invalid_params(error.to_string())
                     .with_field_violation("message.metadata", error.to_string()));
             }
         };
         if !self.store.supports_idempotency() {
-            count("refused");
+            count!("refused");
             return Err(A2aError::unsupported_operation(
                 "this agent's task store cannot honour idempotency keys, so a keyed send could \
                  run twice; it was refused and nothing ran. Send without the key, or use a store \
@@ -90,13 +93,13 @@ impl Idempotency {
         self.store
             .find_idempotency_key(claim)
             .await
-            .inspect_err(|_| count("refused"))
+            .inspect_err(|_| count!("refused"))
             .map_err(A2aError::from)
     }
 
     /// The write that was to take the claim took it.
     pub(crate) fn claimed(&self) {
-        count("claimed");
+        count!("claimed");
     }
 
     /// What a held key answers: the first attempt's task for a retry of the same message, a
@@ -109,7 +112,7 @@ impl Idempotency {
         let held_for = match held {
             ClaimOutcome::Replay(held_for) => held_for,
             ClaimOutcome::Conflict | ClaimOutcome::Claimed => {
-                count("conflicting");
+                count!("conflicting");
                 return Err(A2aError::invalid_params(
                     "this idempotency key was already used by a different message; a retry \
                      must resend the identical message (same messageId). Generate a new key \
@@ -126,19 +129,19 @@ impl Idempotency {
         let mut pause = Duration::from_millis(5);
         loop {
             if let Some(task) = self.store.get(tenant, &held_for).await? {
-                count("replayed");
+                count!("replayed");
                 return Ok(Box::new(task));
             }
             if self.store.atomic_writes() {
                 // The key and its task were written together: the task is gone because
                 // retention removed it. Never a second run.
-                count("replayed");
+                count!("replayed");
                 return Err(A2aError::task_not_found(held_for.as_str()));
             }
             // A store that takes the key before it writes the task: the first attempt may be
             // between the two. It is not known to have failed, so the answer is "not yet".
             if Instant::now() >= deadline {
-                count("refused");
+                count!("refused");
                 return Err(A2aError::resource_exhausted(
                     "the first send with this idempotency key is still being recorded; nothing \
                      ran again. Retry the identical message shortly",

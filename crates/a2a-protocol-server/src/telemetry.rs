@@ -2,9 +2,16 @@
 //! application installs a recorder (for example `metrics-exporter-prometheus`, which
 //! `a2a serve --metrics-addr` does), and then each call costs a hash lookup and an atomic add.
 //! Every label takes values from a fixed set, so no client can grow the number of series.
-//! The table of metrics is in `docs/observability.md`.
+//! The table of metrics is in `docs/embedding.md`.
+//!
+//! Names and labels are literals where they can be, so the facade builds their keys once; the
+//! request metrics, whose labels vary, keep their handles in [`RequestMetrics`].
 
+use std::collections::HashMap;
+use std::sync::RwLock;
 use std::time::Instant;
+
+use metrics::{Counter, Histogram};
 
 use a2a_protocol_types::A2aError;
 use a2a_protocol_types::jsonrpc::methods;
@@ -13,14 +20,6 @@ use a2a_protocol_types::jsonrpc::methods;
 pub(crate) const REQUESTS: &str = "a2a_server_requests_total";
 /// Seconds from a request's arrival until its answer (for a stream, until it opened).
 pub(crate) const REQUEST_SECONDS: &str = "a2a_server_request_duration_seconds";
-/// Agent turns running now.
-pub(crate) const ACTIVE_TURNS: &str = "a2a_server_active_turns";
-/// Event streams open now.
-pub(crate) const OPEN_STREAMS: &str = "a2a_server_open_streams";
-/// Seconds a store operation took, by `operation`.
-pub(crate) const STORE_SECONDS: &str = "a2a_store_operation_duration_seconds";
-/// Store operations that failed, by `operation`.
-pub(crate) const STORE_ERRORS: &str = "a2a_store_errors_total";
 
 /// The operation label for a JSON-RPC method: its name if it is one of A2A's, else
 /// `unknown` (a client must not be able to invent label values).
@@ -30,6 +29,40 @@ pub(crate) fn operation_label(method: &str) -> &'static str {
         .find(|known| **known == method)
         .copied()
         .unwrap_or("unknown")
+}
+
+/// A request's binding, operation and outcome.
+type RequestLabels = (&'static str, &'static str, &'static str);
+
+/// The request metrics' handles, by binding, operation and outcome: looked up once per
+/// combination, so a request pays a read lock and a hash instead of building a key. Handles
+/// come from the recorder installed when a combination is first seen, so install it before
+/// the server answers requests.
+#[derive(Default)]
+pub(crate) struct RequestMetrics {
+    handles: RwLock<HashMap<RequestLabels, (Counter, Histogram)>>,
+}
+
+impl RequestMetrics {
+    fn record(&self, labels: RequestLabels, seconds: f64) {
+        let read = self.handles.read().unwrap_or_else(|e| e.into_inner());
+        if let Some((counter, histogram)) = read.get(&labels) {
+            counter.increment(1);
+            histogram.record(seconds);
+            return;
+        }
+        drop(read);
+        let (binding, operation, outcome) = labels;
+        let counter = metrics::counter!(REQUESTS, "binding" => binding, "operation" => operation, "outcome" => outcome);
+        let histogram =
+            metrics::histogram!(REQUEST_SECONDS, "binding" => binding, "operation" => operation);
+        counter.increment(1);
+        histogram.record(seconds);
+        self.handles
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(labels, (counter, histogram));
+    }
 }
 
 /// Times one request; records it when finished.
@@ -49,12 +82,12 @@ impl RequestTimer {
     }
 
     /// Records the request with `ok` or the error's reason (`TASK_NOT_FOUND`, ...) as outcome.
-    pub(crate) fn finish(self, error: Option<&A2aError>) {
+    pub(crate) fn finish(self, metrics: &RequestMetrics, error: Option<&A2aError>) {
         let outcome = error.map_or("ok", |error| error.kind.reason());
-        metrics::counter!(REQUESTS, "binding" => self.binding, "operation" => self.operation, "outcome" => outcome)
-            .increment(1);
-        metrics::histogram!(REQUEST_SECONDS, "binding" => self.binding, "operation" => self.operation)
-            .record(self.started.elapsed().as_secs_f64());
+        metrics.record(
+            (self.binding, self.operation, outcome),
+            self.started.elapsed().as_secs_f64(),
+        );
     }
 }
 
@@ -63,14 +96,14 @@ pub(crate) struct ActiveTurn(());
 
 impl ActiveTurn {
     pub(crate) fn begin() -> Self {
-        metrics::gauge!(ACTIVE_TURNS).increment(1.0);
+        metrics::gauge!("a2a_server_active_turns").increment(1.0);
         Self(())
     }
 }
 
 impl Drop for ActiveTurn {
     fn drop(&mut self) {
-        metrics::gauge!(ACTIVE_TURNS).decrement(1.0);
+        metrics::gauge!("a2a_server_active_turns").decrement(1.0);
     }
 }
 
@@ -79,26 +112,29 @@ pub(crate) struct OpenStream(());
 
 impl OpenStream {
     pub(crate) fn begin() -> Self {
-        metrics::gauge!(OPEN_STREAMS).increment(1.0);
+        metrics::gauge!("a2a_server_open_streams").increment(1.0);
         Self(())
     }
 }
 
 impl Drop for OpenStream {
     fn drop(&mut self) {
-        metrics::gauge!(OPEN_STREAMS).decrement(1.0);
+        metrics::gauge!("a2a_server_open_streams").decrement(1.0);
     }
 }
 
-/// Records how long a store operation took and whether it failed.
-pub(crate) fn store_operation<T, E>(
-    operation: &'static str,
-    started: Instant,
-    result: &Result<T, E>,
-) {
-    metrics::histogram!(STORE_SECONDS, "operation" => operation)
-        .record(started.elapsed().as_secs_f64());
-    if result.is_err() {
-        metrics::counter!(STORE_ERRORS, "operation" => operation).increment(1);
-    }
+/// Times a store call and records it under the literal `operation` label (a literal, so the
+/// metric's key is built once).
+macro_rules! timed_store_call {
+    ($operation:literal, $call:expr $(,)?) => {{
+        let started = std::time::Instant::now();
+        let result = $call.await;
+        metrics::histogram!("a2a_store_operation_duration_seconds", "operation" => $operation)
+            .record(started.elapsed().as_secs_f64());
+        if result.is_err() {
+            metrics::counter!("a2a_store_errors_total", "operation" => $operation).increment(1);
+        }
+        result
+    }};
 }
+pub(crate) use timed_store_call;

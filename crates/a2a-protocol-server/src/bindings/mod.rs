@@ -26,6 +26,7 @@ pub(crate) struct AppState {
     pub(crate) handler: RequestHandler,
     pub(crate) config: Arc<ServerConfig>,
     pub(crate) shutdown: CancellationToken,
+    pub(crate) metrics: Arc<crate::telemetry::RequestMetrics>,
     pub(crate) started: std::time::SystemTime,
     pub(crate) gate: gate::Gate,
 }
@@ -45,6 +46,7 @@ pub(crate) fn router(
         handler,
         config: Arc::clone(&config),
         shutdown,
+        metrics: Arc::default(),
         started: std::time::SystemTime::now(),
     };
     let mut router = Router::new().route(

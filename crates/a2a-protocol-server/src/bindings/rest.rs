@@ -540,7 +540,7 @@ pub(crate) async fn handle(State(state): State<AppState>, request: Request<Body>
     )
     .instrument(span)
     .await;
-    timer.finish(outcome.as_ref().err());
+    timer.finish(&state.metrics, outcome.as_ref().err());
     let mut response = match outcome {
         Ok(Outcome::Json(bytes)) => (
             [(CONTENT_TYPE, HeaderValue::from_static(media_type))],
