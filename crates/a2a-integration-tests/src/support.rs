@@ -103,18 +103,19 @@ pub fn interop_dir() -> std::path::PathBuf {
 
 static PEERS_READY: std::sync::Mutex<bool> = std::sync::Mutex::new(false);
 
-/// Whether the interop tests are to be skipped: only when `A2A_SKIP_INTEROP=1` is set, for
-/// working offline (the peers are downloaded from PyPI and npm), and never in CI, where
-/// asking for it fails the test instead.
+/// Whether the interop tests are to be skipped: only when `A2A_TEST_INTEROP=skip` (or the
+/// older `A2A_SKIP_INTEROP=1`) is set, for working offline (the peers are downloaded from
+/// PyPI and npm), and never in CI, where asking for it fails the test instead.
 pub fn interop_skipped() -> bool {
-    let asked = std::env::var("A2A_SKIP_INTEROP").is_ok_and(|v| v == "1");
+    let asked = std::env::var("A2A_TEST_INTEROP").is_ok_and(|v| v == "skip")
+        || std::env::var("A2A_SKIP_INTEROP").is_ok_and(|v| v == "1");
     let in_ci = std::env::var("CI").is_ok_and(|v| v == "true");
     assert!(
         !(asked && in_ci),
-        "A2A_SKIP_INTEROP=1 is set in CI, where the interop tests must run; unset it"
+        "A2A_TEST_INTEROP=skip is set in CI, where the interop tests must run; unset it"
     );
     if asked {
-        eprintln!("skipping an interop test: A2A_SKIP_INTEROP=1");
+        eprintln!("skipping an interop test: A2A_TEST_INTEROP=skip");
     }
     asked
 }
