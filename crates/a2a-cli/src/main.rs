@@ -4,6 +4,7 @@
 mod demo;
 mod exit;
 mod metrics;
+mod otel;
 mod output;
 mod send;
 mod serve;
@@ -86,14 +87,15 @@ fn main() -> ExitCode {
     } else {
         "warn"
     };
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default_level)),
-        )
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .init();
+    let tracer = match &cli.command {
+        Command::Serve(args) => match args.otlp_endpoint.as_deref().map(otel::provider) {
+            Some(Ok(provider)) => Some(provider),
+            Some(Err(failure)) => return failure.report(),
+            None => None,
+        },
+        _ => None,
+    };
+    init_logging(default_level, tracer.as_ref());
     let output = Output { json: cli.json };
     let result = match tokio::runtime::Runtime::new() {
         Ok(runtime) => runtime.block_on(run(cli.command, output)),
@@ -101,8 +103,35 @@ fn main() -> ExitCode {
             "cannot start the async runtime: {e}"
         ))),
     };
+    // Spans still batched go to the collector before the process ends.
+    if let Some(Err(error)) = tracer.map(|provider| provider.shutdown()) {
+        tracing::warn!(%error, "could not export the last spans");
+    }
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(failure) => failure.report(),
     }
+}
+
+/// Logs to stderr at `default_level` (RUST_LOG overrides it), and exports spans at info and
+/// above through `tracer` when there is one (whatever the log level: quiet logs should not
+/// mean a broken trace).
+fn init_logging(default_level: &str, tracer: Option<&opentelemetry_sdk::trace::SdkTracerProvider>) {
+    use opentelemetry::trace::TracerProvider;
+    use tracing_subscriber::Layer;
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
+
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default_level));
+    let logs = tracing_subscriber::fmt::layer()
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .with_filter(filter);
+    let spans = tracer.map(|provider| {
+        tracing_opentelemetry::layer()
+            .with_tracer(provider.tracer("a2a"))
+            .with_filter(tracing_subscriber::filter::LevelFilter::INFO)
+    });
+    tracing_subscriber::registry().with(logs).with(spans).init();
 }

@@ -95,6 +95,10 @@ pub(crate) struct ServeArgs {
     /// the Prometheus text format at `http://ADDR/metrics` [default: not recorded].
     #[arg(long, value_name = "ADDR")]
     metrics_addr: Option<SocketAddr>,
+    /// Export request and agent-turn spans to this OpenTelemetry collector over OTLP/HTTP,
+    /// such as `http://127.0.0.1:4318`; a caller's `traceparent` puts them in its trace.
+    #[arg(long, value_name = "URL")]
+    pub(crate) otlp_endpoint: Option<String>,
 }
 
 /// The card's mutual TLS scheme, and its verifier added to `auth`, for `--client-ca`.

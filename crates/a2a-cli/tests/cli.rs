@@ -140,6 +140,75 @@ fn serve_metrics_addr_serves_prometheus_metrics_of_the_requests_it_answered() {
     assert_eq!(sample("a2a_server_active_turns"), 0.0, "every turn ended");
 }
 
+#[tokio::test(flavor = "multi_thread")]
+async fn serve_otlp_endpoint_exports_request_spans_in_the_callers_trace() {
+    // A stand-in for an OpenTelemetry collector: it keeps every OTLP/HTTP export it gets.
+    let exports = std::sync::Arc::new(std::sync::Mutex::new(Vec::<Vec<u8>>::new()));
+    let kept = exports.clone();
+    let collector = axum::Router::new().route(
+        "/v1/traces",
+        axum::routing::post(move |body: axum::body::Bytes| {
+            let kept = kept.clone();
+            async move {
+                kept.lock().expect("not poisoned").push(body.to_vec());
+                ""
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let endpoint = format!("http://{}", listener.local_addr().expect("addr"));
+    tokio::spawn(async move { axum::serve(listener, collector).await });
+
+    let mut server = Server::start("memory:", &["--otlp-endpoint", &endpoint]);
+    let trace_id = "4bf92f3577b34da6a3ce929d0e0e4736";
+    let answer = reqwest::Client::new()
+        .post(&server.base)
+        .header("A2A-Version", "1.0")
+        .header("traceparent", format!("00-{trace_id}-00f067aa0ba902b7-01"))
+        .json(&serde_json::json!({
+            "jsonrpc": "2.0", "id": 1, "method": "SendMessage",
+            "params": {"message": {"messageId": "m-traced", "role": "ROLE_USER", "parts": [{"text": "hi"}]}}
+        }))
+        .send()
+        .await
+        .expect("answered");
+    assert!(answer.status().is_success());
+    // A stop flushes the spans still batched.
+    let stopped = StdCommand::new("kill")
+        .args(["-TERM", &server.child.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(stopped.success());
+    assert!(server.child.wait().expect("the server exits").success());
+
+    let exports = exports.lock().expect("not poisoned").clone();
+    let wanted: Vec<u8> = (0..16)
+        .map(|i| u8::from_str_radix(&trace_id[2 * i..2 * i + 2], 16).expect("hex"))
+        .collect();
+    let in_trace = exports
+        .iter()
+        .filter(|body| body.windows(16).any(|w| w == wanted.as_slice()))
+        .count();
+    println!(
+        "{} exports, {in_trace} with the caller's trace id",
+        exports.len()
+    );
+    assert!(
+        in_trace > 0,
+        "the request's spans joined the caller's trace"
+    );
+    let all: Vec<u8> = exports.concat();
+    for span_name in ["a2a_request", "agent_turn"] {
+        assert!(
+            all.windows(span_name.len())
+                .any(|w| w == span_name.as_bytes()),
+            "a {span_name} span was exported"
+        );
+    }
+}
+
 /// The body of `GET /metrics` on `addr`, over a plain socket.
 fn scrape(addr: &str) -> String {
     use std::io::{Read, Write};

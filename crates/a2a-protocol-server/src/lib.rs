@@ -23,10 +23,11 @@
 //!
 //! | feature | adds |
 //! |---|---|
-//! | `sqlite` | [`store::SqliteTaskStore`] and [`store::TenantAwareSqliteTaskStore`] (SQLite is bundled) |
-//! | `postgres` | [`store::PostgresTaskStore`] and [`store::TenantAwarePostgresTaskStore`] |
-//! | `jwt` | [`auth::JwtVerifier`]: JWT bearer tokens checked against a key or an issuer's JWKS |
-//! | `tls` | [`tls::TlsConfig`]: HTTPS terminated by the server, and client certificates (mutual TLS) |
+//! | `sqlite` | `store::SqliteTaskStore` and `store::TenantAwareSqliteTaskStore` (SQLite is bundled) |
+//! | `postgres` | `store::PostgresTaskStore` and `store::TenantAwarePostgresTaskStore` |
+//! | `jwt` | `auth::JwtVerifier`: JWT bearer tokens checked against a key or an issuer's JWKS |
+//! | `tls` | `tls::TlsConfig`: HTTPS terminated by the server, and client certificates (mutual TLS) |
+//! | `otel` | request spans joined to the caller's trace in the OpenTelemetry context, for a `tracing-opentelemetry` layer to export |
 
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![forbid(unsafe_code)]

@@ -138,3 +138,53 @@ macro_rules! timed_store_call {
     }};
 }
 pub(crate) use timed_store_call;
+
+/// With the `otel` feature: makes `span` (a request's span) a child of the caller's span in
+/// the OpenTelemetry context, and the request's trace context the span's own ids, so what
+/// the agent calls next is a child of a span an OpenTelemetry layer exports. Without an
+/// OpenTelemetry layer installed, nothing changes.
+#[cfg(feature = "otel")]
+pub(crate) fn join_otel_trace(
+    span: &tracing::Span,
+    headers: &http::HeaderMap,
+    trace: &mut Option<a2a_protocol_types::trace::TraceContext>,
+) {
+    use a2a_protocol_types::trace::{TRACEPARENT_HEADER, TraceContext};
+    use opentelemetry::trace::{
+        SpanContext, SpanId, TraceContextExt, TraceFlags, TraceId, TraceState,
+    };
+    use tracing_opentelemetry::OpenTelemetrySpanExt;
+
+    let incoming = headers
+        .get(TRACEPARENT_HEADER)
+        .and_then(|value| value.to_str().ok())
+        .and_then(TraceContext::parse);
+    if let Some(incoming) = incoming {
+        let flags = if incoming.sampled() {
+            TraceFlags::SAMPLED
+        } else {
+            TraceFlags::default()
+        };
+        let remote = SpanContext::new(
+            TraceId::from_bytes(incoming.trace_id_bytes()),
+            SpanId::from_bytes(incoming.span_id_bytes()),
+            flags,
+            true,
+            TraceState::default(),
+        );
+        let parent = opentelemetry::Context::new().with_remote_span_context(remote);
+        if span.set_parent(parent).is_err() {
+            return; // No OpenTelemetry layer, or the span is disabled.
+        }
+    }
+    let context = span.context();
+    let own = context.span().span_context().clone();
+    if own.is_valid() {
+        *trace = TraceContext::from_parts(
+            own.trace_id().to_bytes(),
+            own.span_id().to_bytes(),
+            own.is_sampled(),
+        )
+        .or(*trace);
+    }
+}

@@ -115,6 +115,38 @@ impl TraceContext {
         })
     }
 
+    /// A context from its parts (say, a tracing system's current span). `None` for the
+    /// all-zero ids the spec forbids.
+    ///
+    /// ```
+    /// use a2a_protocol_types::trace::TraceContext;
+    ///
+    /// let context = TraceContext::from_parts([7; 16], [9; 8], true).expect("valid ids");
+    /// assert_eq!(context.trace_id_bytes(), [7; 16]);
+    /// assert_eq!(context.span_id_bytes(), [9; 8]);
+    /// assert_eq!(TraceContext::from_parts([0; 16], [9; 8], true), None);
+    /// ```
+    pub fn from_parts(trace_id: [u8; 16], span_id: [u8; 8], sampled: bool) -> Option<Self> {
+        if trace_id == [0; 16] || span_id == [0; 8] {
+            return None;
+        }
+        Some(Self {
+            trace_id,
+            span_id,
+            flags: u8::from(sampled),
+        })
+    }
+
+    /// The trace id's 16 bytes.
+    pub fn trace_id_bytes(&self) -> [u8; 16] {
+        self.trace_id
+    }
+
+    /// The span id's 8 bytes.
+    pub fn span_id_bytes(&self) -> [u8; 8] {
+        self.span_id
+    }
+
     /// The trace id as 32 lower-case hex digits.
     pub fn trace_id(&self) -> String {
         hex(&self.trace_id)

@@ -525,14 +525,20 @@ pub(crate) async fn handle(State(state): State<AppState>, request: Request<Body>
         Err(error) => return error_response(&error, None),
     };
     let declared = body.declared_extensions();
-    let ctx = common::call_context(&state, &parts);
+    #[cfg_attr(not(feature = "otel"), allow(unused_mut))]
+    let mut ctx = common::call_context(&state, &parts);
     let label = operation.label();
     let span = tracing::info_span!(
         "a2a_request",
         binding = "http+json",
         operation = label,
-        trace_id = %ctx.trace.map(|t| t.trace_id()).unwrap_or_default(),
+        trace_id = tracing::field::Empty,
     );
+    #[cfg(feature = "otel")]
+    telemetry::join_otel_trace(&span, &parts.headers, &mut ctx.trace);
+    if let Some(trace) = ctx.trace.filter(|_| !span.is_disabled()) {
+        span.record("trace_id", tracing::field::display(trace.trace_id()));
+    }
     let timer = telemetry::RequestTimer::start("http+json", label);
     let outcome = common::within_deadline(
         &ctx,
