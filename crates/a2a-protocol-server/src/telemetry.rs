@@ -91,35 +91,30 @@ impl RequestTimer {
     }
 }
 
-/// Counts a running agent turn for as long as it lives.
-pub(crate) struct ActiveTurn(());
+/// Holds one unit of a gauge (a running turn, an open stream) until dropped, through the
+/// handle it got, so the gauge is looked up once.
+pub(crate) struct GaugeHeld(metrics::Gauge);
 
-impl ActiveTurn {
-    pub(crate) fn begin() -> Self {
-        metrics::gauge!("a2a_server_active_turns").increment(1.0);
-        Self(())
+impl GaugeHeld {
+    fn hold(gauge: metrics::Gauge) -> Self {
+        gauge.increment(1.0);
+        Self(gauge)
+    }
+
+    /// A running agent turn.
+    pub(crate) fn active_turn() -> Self {
+        Self::hold(metrics::gauge!("a2a_server_active_turns"))
+    }
+
+    /// An open event stream.
+    pub(crate) fn open_stream() -> Self {
+        Self::hold(metrics::gauge!("a2a_server_open_streams"))
     }
 }
 
-impl Drop for ActiveTurn {
+impl Drop for GaugeHeld {
     fn drop(&mut self) {
-        metrics::gauge!("a2a_server_active_turns").decrement(1.0);
-    }
-}
-
-/// Counts an open event stream for as long as it lives.
-pub(crate) struct OpenStream(());
-
-impl OpenStream {
-    pub(crate) fn begin() -> Self {
-        metrics::gauge!("a2a_server_open_streams").increment(1.0);
-        Self(())
-    }
-}
-
-impl Drop for OpenStream {
-    fn drop(&mut self) {
-        metrics::gauge!("a2a_server_open_streams").decrement(1.0);
+        self.0.decrement(1.0);
     }
 }
 

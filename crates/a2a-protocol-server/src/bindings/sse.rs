@@ -22,7 +22,7 @@ pub(crate) fn respond<T: Serialize>(
 ) -> Response {
     let shutdown = state.shutdown.clone();
     // Counted open until the response body, and so this stream, is dropped.
-    let open = crate::telemetry::OpenStream::begin();
+    let open = crate::telemetry::GaugeHeld::open_stream();
     let stream = events
         .take_until(async move { shutdown.cancelled().await })
         .map(move |event| {

@@ -443,7 +443,7 @@ impl RequestHandler {
             trace_id = %trace.trace_id(),
         );
         let turn = async move {
-            let _active = telemetry::ActiveTurn::begin();
+            let _active = telemetry::GaugeHeld::active_turn();
             let turn_cancel = ctx.cancellation.clone();
             let run = AssertUnwindSafe(inner.executor.execute(ctx, sink.clone())).catch_unwind();
             let limit = budget.as_ref().and_then(|b| b.time_limit());
