@@ -4,9 +4,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use a2a_protocol_server::store::{
-    InMemoryTaskStore, PostgresTaskStore, Retention, RetentionPolicy, SqliteTaskStore, StoreError,
-    TaskStore, TaskStoreConfig, TenantAwareInMemoryTaskStore, TenantAwarePostgresTaskStore,
-    TenantAwareSqliteTaskStore,
+    InMemoryTaskStore, PostgresTaskStore, Retention, RetentionPolicy, SqlStoreOptions,
+    SqliteTaskStore, StoreError, TaskStore, TaskStoreConfig,
 };
 
 use crate::exit::Failure;
@@ -127,30 +126,18 @@ async fn open_as(url: &str, tenant_aware: bool, keep: &Keep) -> Result<OpenStore
         }
     }
     if url == "memory" || url == "memory:" {
-        let config = keep.memory_config();
-        let store: Arc<dyn TaskStore> = if tenant_aware {
-            Arc::new(TenantAwareInMemoryTaskStore::with_config(config))
-        } else {
-            Arc::new(InMemoryTaskStore::with_config(config))
-        };
+        let config = keep.memory_config().with_tenant_aware(tenant_aware);
         return Ok(OpenStore {
-            store,
+            store: Arc::new(InMemoryTaskStore::with_config(config)),
             retention: None,
         });
     }
+    let options = SqlStoreOptions::default().with_tenant_aware(tenant_aware);
     if url.starts_with("sqlite:") {
-        return Ok(if tenant_aware {
-            sql(TenantAwareSqliteTaskStore::open(url).await?)
-        } else {
-            sql(SqliteTaskStore::open(url).await?)
-        });
+        return Ok(sql(SqliteTaskStore::open_with(url, &options).await?));
     }
     if url.starts_with("postgres:") || url.starts_with("postgresql:") {
-        return Ok(if tenant_aware {
-            sql(TenantAwarePostgresTaskStore::open(url).await?)
-        } else {
-            sql(PostgresTaskStore::open(url).await?)
-        });
+        return Ok(sql(PostgresTaskStore::open_with(url, &options).await?));
     }
     Err(StoreError::Unsupported)
 }

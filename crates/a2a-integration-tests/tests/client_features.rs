@@ -362,3 +362,99 @@ async fn an_async_request_hook_signs_requests_and_a_refusal_sends_nothing() {
     assert_eq!(seen.len(), 1, "the refused request was never sent");
     assert_eq!(seen[0]["x-signature"], "signed-0");
 }
+
+/// A transport that refuses to connect on its first attempt, then answers with a task, and
+/// keeps what each attempt carried.
+#[derive(Default)]
+struct FlakyTransport {
+    attempts: Mutex<
+        Vec<(
+            a2a_protocol_client::Operation,
+            serde_json::Value,
+            http::HeaderMap,
+        )>,
+    >,
+}
+
+#[async_trait::async_trait]
+impl a2a_protocol_client::Transport for FlakyTransport {
+    fn binding(&self) -> &str {
+        "TEST"
+    }
+
+    fn url(&self) -> &str {
+        "test:flaky"
+    }
+
+    async fn unary(
+        &self,
+        request: a2a_protocol_client::TransportRequest<'_>,
+    ) -> Result<serde_json::Value, ClientError> {
+        let first = {
+            let mut attempts = self.attempts.lock().unwrap_or_else(|e| e.into_inner());
+            attempts.push((
+                request.operation,
+                request.params.clone(),
+                request.headers.clone(),
+            ));
+            attempts.len() == 1
+        };
+        if first {
+            return Err(ClientError::Transport {
+                phase: Phase::Connect,
+                message: "refused".into(),
+            });
+        }
+        let task = a2a_protocol_types::Task::new(
+            "t-1",
+            "c-1",
+            a2a_protocol_types::TaskStatus::new(a2a_protocol_types::TaskState::Completed),
+        );
+        Ok(serde_json::to_value(a2a_protocol_types::SendMessageResponse::Task(task)).unwrap())
+    }
+
+    async fn open_stream(
+        &self,
+        _request: a2a_protocol_client::TransportRequest<'_>,
+    ) -> Result<a2a_protocol_client::EventStream, ClientError> {
+        Err(ClientError::Transport {
+            phase: Phase::Connect,
+            message: "no streams".into(),
+        })
+    }
+}
+
+#[tokio::test]
+async fn a_custom_transport_gets_the_tenant_and_headers_and_is_retried() {
+    let transport = Arc::new(FlakyTransport::default());
+    let client = ClientBuilder::new("ignored")
+        .with_transport(Arc::clone(&transport))
+        .with_tenant("acme")
+        .with_header("x-team", "payments")
+        .with_request_hook(|headers: &mut http::HeaderMap| {
+            headers.insert("x-signed", http::HeaderValue::from_static("yes"));
+        })
+        .with_retry_policy(RetryPolicy::default().with_initial_backoff(Duration::from_millis(1)))
+        .build()
+        .expect("client");
+    assert_eq!(client.url(), "test:flaky");
+    let renewing = client.activating(&[IDEMPOTENCY_EXTENSION_URI]);
+    let answer = renewing
+        .send_message(SendMessageRequest::new(Message::user_text("hi")))
+        .await
+        .expect("the second attempt answers");
+    assert!(
+        matches!(answer, a2a_protocol_types::SendMessageResponse::Task(t) if t.id.as_str() == "t-1")
+    );
+    let attempts = transport.attempts.lock().unwrap_or_else(|e| e.into_inner());
+    assert_eq!(attempts.len(), 2, "a not-sent failure is retried");
+    for (operation, params, headers) in attempts.iter() {
+        assert_eq!(*operation, a2a_protocol_client::Operation::SendMessage);
+        assert_eq!(params["tenant"], "acme");
+        assert_eq!(params["message"]["parts"][0]["text"], "hi");
+        assert_eq!(headers["a2a-version"], "1.0");
+        assert_eq!(headers["x-team"], "payments");
+        assert_eq!(headers["x-signed"], "yes");
+        assert_eq!(headers["a2a-extensions"], IDEMPOTENCY_EXTENSION_URI);
+    }
+}

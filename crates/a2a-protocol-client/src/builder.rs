@@ -11,7 +11,7 @@ use http::{HeaderMap, HeaderName, HeaderValue};
 use crate::client::A2aClient;
 use crate::error::{ClientError, Phase};
 use crate::retry::RetryPolicy;
-use crate::transport::{Binding, RequestHook, Timeouts, Transport, VERSION};
+use crate::transport::{Binding, HttpTransport, RequestHook, Timeouts, Transport, VERSION};
 
 /// How long one attempt of a unary call may take, unless configured otherwise.
 const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(300);
@@ -50,6 +50,7 @@ pub struct ClientBuilder {
     credentials: crate::auth::Credentials,
     extensions: Vec<String>,
     http: Option<reqwest::Client>,
+    transport: Option<std::sync::Arc<dyn Transport>>,
 }
 
 impl std::fmt::Debug for ClientBuilder {
@@ -82,6 +83,7 @@ impl ClientBuilder {
             credentials: crate::auth::Credentials::default(),
             extensions: Vec::new(),
             http: None,
+            transport: None,
         }
     }
 
@@ -379,6 +381,42 @@ impl ClientBuilder {
         self
     }
 
+    /// Reaches the agent through `transport` instead of the built-in HTTP bindings. The client
+    /// still makes the headers of each attempt (version, extensions, [`Self::with_header`],
+    /// the request hook, the trace context), fills in the tenant, retries and resumes streams;
+    /// the HTTP settings (timeouts, credentials placed by the card, the HTTP client) are the
+    /// built-in transports' and do not apply. The URL given to [`ClientBuilder::new`] is not
+    /// used; a card still tells whether the agent honours keys.
+    ///
+    /// ```
+    /// use a2a_protocol_client::{ClientBuilder, ClientError, EventStream, Transport, TransportRequest};
+    ///
+    /// struct Offline;
+    ///
+    /// #[async_trait::async_trait]
+    /// impl Transport for Offline {
+    ///     fn binding(&self) -> &str {
+    ///         "OFFLINE"
+    ///     }
+    ///     fn url(&self) -> &str {
+    ///         "offline:"
+    ///     }
+    ///     async fn unary(&self, _: TransportRequest<'_>) -> Result<serde_json::Value, ClientError> {
+    ///         Err(ClientError::Config("offline".into()))
+    ///     }
+    ///     async fn open_stream(&self, _: TransportRequest<'_>) -> Result<EventStream, ClientError> {
+    ///         Err(ClientError::Config("offline".into()))
+    ///     }
+    /// }
+    ///
+    /// let client = ClientBuilder::new("offline:").with_transport(Offline).build().unwrap();
+    /// assert_eq!(client.url(), "offline:");
+    /// ```
+    pub fn with_transport(mut self, transport: impl Transport) -> Self {
+        self.transport = Some(std::sync::Arc::new(transport));
+        self
+    }
+
     /// Checks the settings and builds the client.
     ///
     /// ```
@@ -388,6 +426,23 @@ impl ClientBuilder {
     /// assert!(matches!(error, ClientError::Config(_)), "{error}");
     /// ```
     pub fn build(self) -> Result<A2aClient, ClientError> {
+        let headers = self.headers()?;
+        let honours = self.honours_idempotency.unwrap_or_else(|| {
+            self.card
+                .as_ref()
+                .is_some_and(|card| card.supports_extension(IDEMPOTENCY_EXTENSION_URI))
+        });
+        if let Some(transport) = self.transport {
+            return Ok(A2aClient::new(
+                transport,
+                headers,
+                self.hook,
+                self.tenant.unwrap_or_default(),
+                self.retry,
+                honours,
+                self.card,
+            ));
+        }
         let (url, binding, card_tenant) = match (&self.card, &self.url) {
             (Some(card), _) => choose_interface(card, &self.preferred)?,
             (None, Some(url)) => (
@@ -404,6 +459,47 @@ impl ClientBuilder {
                 "the agent URL {url:?} must be http or https"
             )));
         }
+        let http = match self.http {
+            Some(http) => http,
+            None => {
+                // No overall timeout here: it would cut long streams. Unary calls get theirs
+                // one by one.
+                reqwest::Client::builder()
+                    .connect_timeout(self.connect_timeout)
+                    .tcp_nodelay(true)
+                    .redirect(crate::auth::same_origin_redirects())
+                    .build()
+                    .map_err(|e| {
+                        ClientError::Config(format!("the HTTP client could not be built: {e}"))
+                    })?
+            }
+        };
+        let tenant = self.tenant.unwrap_or(card_tenant);
+        let credentials = self.credentials.place(self.card.as_ref())?;
+        let transport = HttpTransport::new(
+            binding,
+            url,
+            http,
+            credentials,
+            Timeouts {
+                request: self.request_timeout,
+                stream_idle: self.stream_idle_timeout,
+            },
+        );
+        Ok(A2aClient::new(
+            std::sync::Arc::new(transport),
+            headers,
+            self.hook,
+            tenant,
+            self.retry,
+            honours,
+            self.card,
+        ))
+    }
+
+    /// The headers every attempt starts from: the version, the activated extensions and the
+    /// builder's own.
+    fn headers(&self) -> Result<HeaderMap, ClientError> {
         let mut headers = HeaderMap::new();
         headers.insert(HeaderName::from_static("a2a-version"), VERSION);
         if !self.extensions.is_empty() {
@@ -421,43 +517,7 @@ impl ClientBuilder {
             })?;
             headers.append(name, value);
         }
-        let http = match self.http {
-            Some(http) => http,
-            None => {
-                // No overall timeout here: it would cut long streams. Unary calls get theirs
-                // one by one.
-                reqwest::Client::builder()
-                    .connect_timeout(self.connect_timeout)
-                    .tcp_nodelay(true)
-                    .redirect(crate::auth::same_origin_redirects())
-                    .build()
-                    .map_err(|e| {
-                        ClientError::Config(format!("the HTTP client could not be built: {e}"))
-                    })?
-            }
-        };
-        let honours = self.honours_idempotency.unwrap_or_else(|| {
-            self.card
-                .as_ref()
-                .is_some_and(|card| card.supports_extension(IDEMPOTENCY_EXTENSION_URI))
-        });
-        let tenant = self.tenant.unwrap_or(card_tenant);
-        let credentials = self.credentials.place(self.card.as_ref())?;
-        let transport = Transport::new(
-            binding,
-            url,
-            http,
-            headers,
-            self.hook,
-            credentials,
-            Timeouts {
-                request: self.request_timeout,
-                stream_idle: self.stream_idle_timeout,
-            },
-        );
-        Ok(A2aClient::new(
-            transport, tenant, self.retry, honours, self.card,
-        ))
+        Ok(headers)
     }
 }
 

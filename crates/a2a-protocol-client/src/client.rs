@@ -15,6 +15,7 @@ use a2a_protocol_types::{
     SendMessageRequest, SendMessageResponse, StreamResponse, SubscribeToTaskRequest, Task, TaskId,
 };
 use futures::{Stream, StreamExt};
+use http::{HeaderMap, HeaderValue};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -23,7 +24,7 @@ use tokio::time::Instant;
 use crate::error::ClientError;
 use crate::operation::Operation;
 use crate::retry::{RetryPolicy, may_retry, next_pause};
-use crate::transport::{RawEvents, Transport};
+use crate::transport::{EXTENSIONS, RequestHook, Transport, TransportRequest};
 
 /// A stream of a task's events, as a streaming call answers.
 ///
@@ -47,7 +48,10 @@ use crate::transport::{RawEvents, Transport};
 pub type EventStream = Pin<Box<dyn Stream<Item = Result<StreamResponse, ClientError>> + Send>>;
 
 struct Inner {
-    transport: Transport,
+    transport: Arc<dyn Transport>,
+    /// The headers of every attempt, before the hook and the trace context.
+    headers: HeaderMap,
+    hook: Option<Arc<dyn RequestHook>>,
     tenant: String,
     retry: Option<RetryPolicy>,
     honours_idempotency: bool,
@@ -83,8 +87,8 @@ pub struct A2aClient {
 impl std::fmt::Debug for A2aClient {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("A2aClient")
-            .field("url", &self.inner.transport.url)
-            .field("binding", &self.inner.transport.binding)
+            .field("url", &self.inner.transport.url())
+            .field("binding", &self.inner.transport.binding())
             .field("honours_idempotency", &self.inner.honours_idempotency)
             .finish_non_exhaustive()
     }
@@ -101,7 +105,9 @@ fn decode<T: DeserializeOwned>(value: Value) -> Result<T, ClientError> {
 
 impl A2aClient {
     pub(crate) fn new(
-        transport: Transport,
+        transport: Arc<dyn Transport>,
+        headers: HeaderMap,
+        hook: Option<Arc<dyn RequestHook>>,
         tenant: String,
         retry: Option<RetryPolicy>,
         honours_idempotency: bool,
@@ -110,6 +116,8 @@ impl A2aClient {
         Self {
             inner: Arc::new(Inner {
                 transport,
+                headers,
+                hook,
                 tenant,
                 retry,
                 honours_idempotency,
@@ -142,9 +150,27 @@ impl A2aClient {
     /// assert_eq!(renewing.url(), client.url());
     /// ```
     pub fn activating(&self, uris: &[&str]) -> A2aClient {
+        let mut headers = self.inner.headers.clone();
+        let mut all: Vec<String> = headers
+            .get(EXTENSIONS)
+            .and_then(|v| v.to_str().ok())
+            .map(a2a_protocol_types::extensions::parse_extensions_header)
+            .unwrap_or_default();
+        for uri in uris {
+            if !all.iter().any(|u| u == uri) {
+                all.push((*uri).to_owned());
+            }
+        }
+        if let Ok(value) = HeaderValue::from_str(
+            &a2a_protocol_types::extensions::format_extensions_header(&all),
+        ) {
+            headers.insert(EXTENSIONS, value);
+        }
         Self {
             inner: Arc::new(Inner {
-                transport: self.inner.transport.activating(uris),
+                transport: Arc::clone(&self.inner.transport),
+                headers,
+                hook: self.inner.hook.clone(),
                 tenant: self.inner.tenant.clone(),
                 retry: self.inner.retry.clone(),
                 honours_idempotency: self.inner.honours_idempotency,
@@ -177,7 +203,59 @@ impl A2aClient {
     /// assert_eq!(ClientBuilder::new("https://a.example/rpc").build().unwrap().url(), "https://a.example/rpc");
     /// ```
     pub fn url(&self) -> &str {
-        &self.inner.transport.url
+        self.inner.transport.url()
+    }
+
+    /// The headers of one attempt: the client's, the hook's, and inside an agent's turn (or any
+    /// `trace::with_current` scope) a `traceparent` that makes the call a child of the caller's
+    /// current span.
+    async fn attempt_headers(&self) -> Result<HeaderMap, ClientError> {
+        let mut headers = self.inner.headers.clone();
+        if let Some(hook) = &self.inner.hook {
+            hook.before_request(&mut headers).await?;
+        }
+        let header = a2a_protocol_types::trace::TRACEPARENT_HEADER;
+        if let Some(trace) =
+            a2a_protocol_types::trace::current().filter(|_| !headers.contains_key(header))
+            && let Ok(value) = HeaderValue::from_str(&trace.child().to_string())
+        {
+            headers.insert(header, value);
+        }
+        Ok(headers)
+    }
+
+    /// One attempt of a unary call.
+    async fn unary_attempt(
+        &self,
+        operation: Operation,
+        params: &Value,
+    ) -> Result<Value, ClientError> {
+        let headers = self.attempt_headers().await?;
+        self.inner
+            .transport
+            .unary(TransportRequest {
+                operation,
+                params,
+                headers: &headers,
+            })
+            .await
+    }
+
+    /// One attempt at opening a stream.
+    async fn stream_attempt(
+        &self,
+        operation: Operation,
+        params: &Value,
+    ) -> Result<EventStream, ClientError> {
+        let headers = self.attempt_headers().await?;
+        self.inner
+            .transport
+            .open_stream(TransportRequest {
+                operation,
+                params,
+                headers: &headers,
+            })
+            .await
     }
 
     fn tenant(&self, tenant: &mut String) {
@@ -227,9 +305,8 @@ impl A2aClient {
         params: Value,
         keyed: bool,
     ) -> Result<T, ClientError> {
-        let transport = &self.inner.transport;
         let value = self
-            .with_retries(operation, keyed, || transport.unary(operation, &params))
+            .with_retries(operation, keyed, || self.unary_attempt(operation, &params))
             .await?;
         decode(value)
     }
@@ -555,11 +632,8 @@ impl A2aClient {
         tenant: String,
         task_id: Option<TaskId>,
     ) -> Result<EventStream, ClientError> {
-        let transport = &self.inner.transport;
         let first = self
-            .with_retries(operation, keyed, || {
-                transport.open_stream(operation, &params)
-            })
+            .with_retries(operation, keyed, || self.stream_attempt(operation, &params))
             .await?;
         let state = Resilient {
             client: self.clone(),
@@ -590,7 +664,7 @@ struct Resilient {
     keyed: bool,
     tenant: String,
     task_id: Option<TaskId>,
-    current: Option<RawEvents>,
+    current: Option<EventStream>,
     finished: bool,
     retries: u32,
     started: Instant,
@@ -640,13 +714,7 @@ impl Resilient {
                 Some(id) => serde_json::json!({ "id": id, "tenant": self.tenant }),
                 None => self.params.clone(),
             };
-            match self
-                .client
-                .inner
-                .transport
-                .open_stream(operation, &params)
-                .await
-            {
+            match self.client.stream_attempt(operation, &params).await {
                 Ok(events) => {
                     self.current = Some(events);
                     return Box::pin(self.next()).await;

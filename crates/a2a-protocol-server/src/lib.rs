@@ -23,8 +23,8 @@
 //!
 //! | feature | adds |
 //! |---|---|
-//! | `sqlite` | `store::SqliteTaskStore` and `store::TenantAwareSqliteTaskStore` (SQLite is bundled) |
-//! | `postgres` | `store::PostgresTaskStore` and `store::TenantAwarePostgresTaskStore` |
+//! | `sqlite` | `store::SqliteTaskStore` (SQLite is bundled) |
+//! | `postgres` | `store::PostgresTaskStore` |
 //! | `jwt` | `auth::JwtVerifier`: JWT bearer tokens checked against a key or an issuer's JWKS |
 //! | `tls` | `tls::TlsConfig`: HTTPS terminated by the server, and client certificates (mutual TLS) |
 //! | `otel` | request spans joined to the caller's trace in the OpenTelemetry context, for a `tracing-opentelemetry` layer to export |

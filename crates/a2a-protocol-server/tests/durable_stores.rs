@@ -254,15 +254,16 @@ fn closed_port() -> u16 {
 
 #[tokio::test]
 async fn a_postgres_database_that_cannot_be_reached_is_reported_with_its_cause() {
-    use a2a_protocol_server::store::{PostgresTaskStore, TenantAwarePostgresTaskStore};
+    use a2a_protocol_server::store::{PostgresTaskStore, SqlStoreOptions};
     // The cause (here, a refused connection) and not only that a pool waited in vain.
     let url = format!("postgres://postgres@127.0.0.1:{}/none", closed_port());
     let plain = PostgresTaskStore::open(&url)
         .await
         .expect_err("nothing listens");
-    let tenanted = TenantAwarePostgresTaskStore::open(&url)
-        .await
-        .expect_err("nothing listens");
+    let tenanted =
+        PostgresTaskStore::open_with(&url, &SqlStoreOptions::default().with_tenant_aware(true))
+            .await
+            .expect_err("nothing listens");
     for error in [plain.to_string(), tenanted.to_string()] {
         assert!(error.contains("refused"), "{error}");
         assert!(!error.contains("busy"), "{error}");

@@ -423,9 +423,11 @@ fn random_identifiers_never_produce_a_server_error_on_any_store() {
 
 #[tokio::test]
 async fn a_flood_of_tenant_names_is_bounded() {
-    use a2a_protocol_server::store::{TaskStoreConfig, TenantAwareInMemoryTaskStore};
-    let store = Arc::new(TenantAwareInMemoryTaskStore::with_config(
-        TaskStoreConfig::default().with_max_tenants(50),
+    use a2a_protocol_server::store::{InMemoryTaskStore, TaskStoreConfig};
+    let store = Arc::new(InMemoryTaskStore::with_config(
+        TaskStoreConfig::default()
+            .with_tenant_aware(true)
+            .with_max_tenants(50),
     ));
     let server = serve_handler(handler_with_store(CountingAgent::new(), store.clone())).await;
     let (mut accepted, mut refused) = (0, 0);

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use a2a_protocol_server::store::{
     ClaimOutcome, InMemoryTaskStore, KeyClaim, KeyScope, StoreError, TaskQuery, TaskStore,
-    TaskStoreConfig, TenantAwareInMemoryTaskStore,
+    TaskStoreConfig,
 };
 use a2a_protocol_types::{MessageId, Task, TaskId, TaskState, TaskStatus};
 
@@ -318,8 +318,10 @@ async fn memory_stays_bounded_under_sustained_load() {
 
 #[tokio::test]
 async fn a_tenant_aware_store_keeps_tenants_apart_with_limits_each() {
-    let store = TenantAwareInMemoryTaskStore::with_config(
-        TaskStoreConfig::default().with_max_idempotency_keys(1),
+    let store = InMemoryTaskStore::with_config(
+        TaskStoreConfig::default()
+            .with_tenant_aware(true)
+            .with_max_idempotency_keys(1),
     );
     store
         .save("a", &task("t1", TaskState::Completed))
@@ -360,13 +362,15 @@ async fn a_tenant_aware_store_keeps_tenants_apart_with_limits_each() {
         matches!(full, Err(StoreError::FullUntil { .. })),
         "{full:?}"
     );
-    assert_eq!(store.idempotency_key_count("a"), 1);
+    assert_eq!(store.tenant_key_count("a"), 1);
+    assert_eq!(store.idempotency_key_count(), 2, "one key in each tenant");
 }
 
 #[tokio::test]
 async fn a_tenant_aware_store_holds_a_bounded_number_of_tenants() {
-    let store = TenantAwareInMemoryTaskStore::with_config(
+    let store = InMemoryTaskStore::with_config(
         TaskStoreConfig::default()
+            .with_tenant_aware(true)
             .with_max_tenants(3)
             .with_terminal_task_ttl(Duration::ZERO),
     );

@@ -2,11 +2,10 @@
 
 mod common;
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use a2a_protocol_server::agents::ConformanceAgent;
-use a2a_protocol_server::store::TenantAwareInMemoryTaskStore;
+use a2a_protocol_server::store::{InMemoryTaskStore, TaskStoreConfig};
 use a2a_protocol_server::{RequestHandler, ServerConfig};
 use a2a_protocol_types::AgentCard;
 use common::*;
@@ -529,7 +528,9 @@ async fn either_binding_can_be_served_alone() {
 #[tokio::test]
 async fn tenants_are_isolated_on_a_tenant_aware_store() {
     let handler = RequestHandler::builder(CountingAgent::new())
-        .with_store(Arc::new(TenantAwareInMemoryTaskStore::new()))
+        .with_store(InMemoryTaskStore::with_config(
+            TaskStoreConfig::default().with_tenant_aware(true),
+        ))
         .build();
     let server = serve_handler(handler).await;
     for binding in BINDINGS {

@@ -1,22 +1,21 @@
-//! The two HTTP bindings, behind one interface: one attempt of a unary call, or the opening of
-//! an event stream. Retries live above this layer.
+//! How a client reaches an agent: the [`Transport`] trait, one attempt of a unary call or the
+//! opening of an event stream, and its HTTP implementation for the JSON-RPC and HTTP+JSON
+//! bindings. Retries, tenants and headers live above this layer.
 
 mod jsonrpc;
+mod over_http;
 mod rest;
 
-use std::pin::Pin;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::Duration;
 
-use a2a_protocol_types::{A2aError, StreamResponse};
-use futures::{Stream, StreamExt};
+use a2a_protocol_types::A2aError;
 use http::{HeaderMap, HeaderValue};
 use serde_json::Value;
 
-use crate::error::{ClientError, Phase};
+use crate::client::EventStream;
+use crate::error::ClientError;
 use crate::operation::Operation;
-use crate::sse::SseParser;
+pub(crate) use over_http::{HttpTransport, Timeouts};
 
 /// Runs before every attempt of every request, and may wait (say, for a token service, or to
 /// sign the request): it adds or changes headers, or refuses, and a refused request is not
@@ -66,6 +65,26 @@ where
     }
 }
 
+/// A shared transport is a transport (so one can be kept to look at, say, in a test).
+#[async_trait::async_trait]
+impl<T: Transport + ?Sized> Transport for std::sync::Arc<T> {
+    fn binding(&self) -> &str {
+        (**self).binding()
+    }
+
+    fn url(&self) -> &str {
+        (**self).url()
+    }
+
+    async fn unary(&self, request: TransportRequest<'_>) -> Result<Value, ClientError> {
+        (**self).unary(request).await
+    }
+
+    async fn open_stream(&self, request: TransportRequest<'_>) -> Result<EventStream, ClientError> {
+        (**self).open_stream(request).await
+    }
+}
+
 /// Which binding a client speaks.
 ///
 /// ```
@@ -98,240 +117,83 @@ impl Binding {
     }
 }
 
-/// Raw events of one stream attempt.
-pub(crate) type RawEvents = Pin<Box<dyn Stream<Item = Result<StreamResponse, ClientError>> + Send>>;
-
-/// How long calls may take: one attempt of a unary call in all, and a stream between events.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Timeouts {
-    pub(crate) request: Option<Duration>,
-    pub(crate) stream_idle: Option<Duration>,
+/// One attempt of one call, as the client hands it to a [`Transport`].
+///
+/// The client has already filled in the tenant, and made the headers of this attempt: the
+/// `A2A-Version` header, the activated extensions (`A2A-Extensions`), the builder's headers,
+/// what the [`RequestHook`] added, and a `traceparent` inside a traced scope. A transport
+/// sends them as its binding carries headers (gRPC: as metadata).
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct TransportRequest<'a> {
+    /// The operation.
+    pub operation: Operation,
+    /// Its request in the A2A JSON form (the proto message's JSON mapping, as
+    /// `a2a_protocol_types` serializes it), `tenant` included.
+    pub params: &'a Value,
+    /// The headers of this attempt.
+    pub headers: &'a HeaderMap,
 }
 
-pub(crate) struct Transport {
-    pub(crate) binding: Binding,
-    pub(crate) url: String,
-    pub(crate) http: reqwest::Client,
-    pub(crate) headers: HeaderMap,
-    pub(crate) hook: Option<Arc<dyn RequestHook>>,
-    pub(crate) credentials: Option<crate::auth::Placed>,
-    pub(crate) timeouts: Timeouts,
-    next_id: AtomicI64,
-}
+/// How a client reaches an agent: one attempt of a unary call, or the opening of an event
+/// stream, on one binding. The client does everything else (tenants, headers, retries, resuming
+/// cut streams), so a transport is only the wire.
+///
+/// A failure must say where it happened, because the retry policy depends on it: a request
+/// that surely never reached the agent is [`Phase::Connect`](crate::Phase::Connect) (retried for any call), one that
+/// may have is [`Phase::Request`](crate::Phase::Request), a stream that broke after it began is [`Phase::Stream`](crate::Phase::Stream), and
+/// the agent's own error is [`ClientError::Agent`]. The client's built-in HTTP transports
+/// implement it; give the client another with [`crate::ClientBuilder::with_transport`].
+///
+/// ```
+/// use a2a_protocol_client::{ClientBuilder, ClientError, EventStream, Phase, Transport, TransportRequest};
+/// use a2a_protocol_types::{Message, SendMessageRequest, SendMessageResponse};
+///
+/// /// An agent in the same process, reached without a network.
+/// struct InProcess;
+///
+/// #[async_trait::async_trait]
+/// impl Transport for InProcess {
+///     fn binding(&self) -> &str {
+///         "IN-PROCESS"
+///     }
+///
+///     fn url(&self) -> &str {
+///         "in-process:echo"
+///     }
+///
+///     async fn unary(&self, request: TransportRequest<'_>) -> Result<serde_json::Value, ClientError> {
+///         let message = request.params["message"].clone();
+///         Ok(serde_json::json!({ "message": message }))
+///     }
+///
+///     async fn open_stream(&self, _request: TransportRequest<'_>) -> Result<EventStream, ClientError> {
+///         Err(ClientError::Transport { phase: Phase::Connect, message: "no streams here".into() })
+///     }
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let client = ClientBuilder::new("in-process:echo").with_transport(InProcess).build()?;
+/// let answer = client.send_message(SendMessageRequest::new(Message::user_text("hi"))).await?;
+/// assert!(matches!(answer, SendMessageResponse::Message(m) if m.text() == "hi"));
+/// # Ok(())
+/// # }
+/// ```
+#[async_trait::async_trait]
+pub trait Transport: Send + Sync + 'static {
+    /// The card's `protocolBinding` name of what this transport speaks (such as `JSONRPC`).
+    fn binding(&self) -> &str;
 
-impl Transport {
-    pub(crate) fn new(
-        binding: Binding,
-        url: String,
-        http: reqwest::Client,
-        headers: HeaderMap,
-        hook: Option<Arc<dyn RequestHook>>,
-        credentials: Option<crate::auth::Placed>,
-        timeouts: Timeouts,
-    ) -> Self {
-        Self {
-            binding,
-            url: url.trim_end_matches('/').to_owned(),
-            http,
-            headers,
-            hook,
-            credentials,
-            timeouts,
-            next_id: AtomicI64::new(1),
-        }
-    }
+    /// The endpoint it reaches.
+    fn url(&self) -> &str;
 
-    /// The same endpoint, activating `uris` too on every request.
-    pub(crate) fn activating(&self, uris: &[&str]) -> Transport {
-        let mut headers = self.headers.clone();
-        let mut all: Vec<String> = headers
-            .get(EXTENSIONS)
-            .and_then(|v| v.to_str().ok())
-            .map(a2a_protocol_types::extensions::parse_extensions_header)
-            .unwrap_or_default();
-        for uri in uris {
-            if !all.iter().any(|u| u == uri) {
-                all.push((*uri).to_owned());
-            }
-        }
-        if let Ok(value) = HeaderValue::from_str(
-            &a2a_protocol_types::extensions::format_extensions_header(&all),
-        ) {
-            headers.insert(EXTENSIONS, value);
-        }
-        Transport::new(
-            self.binding,
-            self.url.clone(),
-            self.http.clone(),
-            headers,
-            self.hook.clone(),
-            self.credentials.clone(),
-            self.timeouts,
-        )
-    }
+    /// One attempt of a unary call: the operation's response in its A2A JSON form.
+    async fn unary(&self, request: TransportRequest<'_>) -> Result<Value, ClientError>;
 
-    async fn headers(&self) -> Result<HeaderMap, ClientError> {
-        let mut headers = self.headers.clone();
-        if let Some(hook) = &self.hook {
-            hook.before_request(&mut headers).await?;
-        }
-        // Inside an agent's turn (or any `trace::with_current` scope) the call joins the
-        // caller's trace, as a child of its current span.
-        let header = a2a_protocol_types::trace::TRACEPARENT_HEADER;
-        if let Some(trace) =
-            a2a_protocol_types::trace::current().filter(|_| !headers.contains_key(header))
-            && let Ok(value) = HeaderValue::from_str(&trace.child().to_string())
-        {
-            headers.insert(header, value);
-        }
-        Ok(headers)
-    }
-
-    async fn request(
-        &self,
-        operation: Operation,
-        params: &Value,
-    ) -> Result<reqwest::RequestBuilder, ClientError> {
-        let builder = match self.binding {
-            Binding::JsonRpc => {
-                let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-                jsonrpc::request(&self.http, &self.url, id, operation, params)
-            }
-            Binding::HttpJson => rest::request(&self.http, &self.url, operation, params)?,
-        };
-        let builder = builder.headers(self.headers().await?);
-        match &self.credentials {
-            Some(credentials) => credentials.apply(builder).await,
-            None => Ok(builder),
-        }
-    }
-
-    /// One attempt of a unary call.
-    pub(crate) async fn unary(
-        &self,
-        operation: Operation,
-        params: &Value,
-    ) -> Result<Value, ClientError> {
-        let mut request = self.request(operation, params).await?;
-        if let Some(timeout) = self.timeouts.request {
-            request = request.timeout(timeout);
-        }
-        let response = request
-            .send()
-            .await
-            .map_err(|e| ClientError::from_reqwest(e, Phase::Request))?;
-        let status = response.status().as_u16();
-        let retry_after = retry_after(response.headers());
-        let body = response
-            .bytes()
-            .await
-            .map_err(|e| ClientError::from_reqwest(e, Phase::Request))?;
-        match self.binding {
-            Binding::JsonRpc => jsonrpc::decode(status, retry_after, &body),
-            Binding::HttpJson => rest::decode(status, retry_after, &body),
-        }
-    }
-
-    /// Opens an event stream: the events, once the server has accepted the call.
-    pub(crate) async fn open_stream(
-        &self,
-        operation: Operation,
-        params: &Value,
-    ) -> Result<RawEvents, ClientError> {
-        let response = self
-            .request(operation, params)
-            .await?
-            .header(http::header::ACCEPT, "text/event-stream")
-            .send()
-            .await
-            .map_err(|e| ClientError::from_reqwest(e, Phase::Request))?;
-        let status = response.status().as_u16();
-        let is_sse = response
-            .headers()
-            .get(http::header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .is_some_and(|v| v.starts_with("text/event-stream"));
-        if !is_sse || !(200..300).contains(&status) {
-            // An error answered as plain JSON before the first event.
-            let retry_after = retry_after(response.headers());
-            let body = response
-                .bytes()
-                .await
-                .map_err(|e| ClientError::from_reqwest(e, Phase::Request))?;
-            let decoded = match self.binding {
-                Binding::JsonRpc => jsonrpc::decode(status, retry_after, &body),
-                Binding::HttpJson => rest::decode(status, retry_after, &body),
-            };
-            return Err(decoded.err().unwrap_or_else(|| {
-                ClientError::Decode("expected an event stream, got a JSON answer".into())
-            }));
-        }
-        let binding = self.binding;
-        let idle = self.timeouts.stream_idle;
-        let bytes = response.bytes_stream();
-        Ok(events(bytes, binding, idle))
-    }
-}
-
-/// Parses an SSE byte stream into events, decoding each per the binding.
-fn events(
-    bytes: impl Stream<Item = reqwest::Result<bytes::Bytes>> + Send + 'static,
-    binding: Binding,
-    idle: Option<Duration>,
-) -> RawEvents {
-    struct State<S> {
-        bytes: Pin<Box<S>>,
-        parser: SseParser,
-        ready: std::collections::VecDeque<String>,
-        done: bool,
-    }
-    let state = State {
-        bytes: Box::pin(bytes),
-        parser: SseParser::new(),
-        ready: Default::default(),
-        done: false,
-    };
-    futures::stream::unfold(state, move |mut state| async move {
-        loop {
-            if let Some(data) = state.ready.pop_front() {
-                let event = match binding {
-                    Binding::JsonRpc => jsonrpc::decode_event(&data),
-                    Binding::HttpJson => serde_json::from_str::<StreamResponse>(&data)
-                        .map_err(|e| ClientError::Decode(format!("stream event: {e}"))),
-                };
-                return Some((event, state));
-            }
-            if state.done {
-                return None;
-            }
-            let next = match idle {
-                Some(limit) => match tokio::time::timeout(limit, state.bytes.next()).await {
-                    Ok(next) => next,
-                    Err(_) => {
-                        state.done = true;
-                        return Some((
-                            Err(ClientError::Timeout {
-                                phase: Phase::Stream,
-                            }),
-                            state,
-                        ));
-                    }
-                },
-                None => state.bytes.next().await,
-            };
-            match next {
-                Some(Ok(chunk)) => state
-                    .ready
-                    .extend(state.parser.feed(&chunk).into_iter().map(|e| e.data)),
-                Some(Err(error)) => {
-                    state.done = true;
-                    return Some((Err(ClientError::from_reqwest(error, Phase::Stream)), state));
-                }
-                None => state.done = true,
-            }
-        }
-    })
-    .boxed()
+    /// Opens an event stream: the events, once the agent has accepted the call. An error the
+    /// agent answers before the first event is returned here, not as the first item.
+    async fn open_stream(&self, request: TransportRequest<'_>) -> Result<EventStream, ClientError>;
 }
 
 pub(crate) fn retry_after(headers: &HeaderMap) -> Option<Duration> {
@@ -355,7 +217,7 @@ pub(crate) fn truncate(body: &[u8]) -> String {
     String::from_utf8_lossy(body).chars().take(512).collect()
 }
 
-const EXTENSIONS: http::HeaderName = http::HeaderName::from_static("a2a-extensions");
+pub(crate) const EXTENSIONS: http::HeaderName = http::HeaderName::from_static("a2a-extensions");
 
 pub(crate) const VERSION: HeaderValue =
     HeaderValue::from_static(a2a_protocol_types::agent_card::PROTOCOL_VERSION);

@@ -411,10 +411,11 @@ impl RequestHandlerBuilder {
     ///
     /// ```
     /// use a2a_protocol_server::agents::EchoAgent;
-    /// use a2a_protocol_server::store::{TaskStoreConfig, TenantAwareInMemoryTaskStore};
+    /// use a2a_protocol_server::store::{InMemoryTaskStore, TaskStoreConfig};
     /// use a2a_protocol_server::RequestHandler;
     ///
-    /// let store = TenantAwareInMemoryTaskStore::with_config(TaskStoreConfig::default().with_max_tasks(500));
+    /// let config = TaskStoreConfig::default().with_tenant_aware(true).with_max_tasks(500);
+    /// let store = InMemoryTaskStore::with_config(config);
     /// let handler = RequestHandler::builder(EchoAgent::new()).with_store(store).build();
     /// assert!(handler.store().supports_idempotency());
     /// ```

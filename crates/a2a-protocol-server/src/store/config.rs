@@ -1,8 +1,11 @@
-//! Limits of the in-memory stores.
+//! How the in-memory store partitions and bounds what it holds.
 
 use std::time::Duration;
 
-/// How long the in-memory stores keep things, and how many.
+/// How the in-memory store keeps things: in one namespace or one per tenant, for how long,
+/// and how many. (The SQL stores keep everything until a retention sweep deletes it, see
+/// [`RetentionPolicy`](crate::store::RetentionPolicy), and take their settings from
+/// [`SqlStoreOptions`](crate::store::SqlStoreOptions).)
 ///
 /// ```
 /// use std::time::Duration;
@@ -16,6 +19,10 @@ use std::time::Duration;
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct TaskStoreConfig {
+    /// Whether each tenant has its own namespace of tasks and keys, with its own limits, so a
+    /// task of tenant A is invisible to tenant B. Default `false`: tasks share one namespace
+    /// whatever the request's tenant (keys are scoped by tenant either way).
+    pub tenant_aware: bool,
     /// How long an idempotency key is held after its claim. A retry that arrives later is a
     /// new send. Default 24 hours.
     pub idempotency_key_ttl: Duration,
@@ -50,6 +57,7 @@ pub struct TaskStoreConfig {
 impl Default for TaskStoreConfig {
     fn default() -> Self {
         Self {
+            tenant_aware: false,
             idempotency_key_ttl: Duration::from_secs(24 * 60 * 60),
             max_idempotency_keys: 100_000,
             max_idempotency_keys_per_holder: 10_000,
@@ -62,6 +70,19 @@ impl Default for TaskStoreConfig {
 }
 
 impl TaskStoreConfig {
+    /// Sets [`TaskStoreConfig::tenant_aware`].
+    ///
+    /// ```
+    /// use a2a_protocol_server::store::{InMemoryTaskStore, TaskStoreConfig};
+    ///
+    /// let store = InMemoryTaskStore::with_config(TaskStoreConfig::default().with_tenant_aware(true));
+    /// assert!(store.is_tenant_aware());
+    /// ```
+    pub fn with_tenant_aware(mut self, tenant_aware: bool) -> Self {
+        self.tenant_aware = tenant_aware;
+        self
+    }
+
     /// Sets [`TaskStoreConfig::idempotency_key_ttl`].
     ///
     /// ```

@@ -1,36 +1,59 @@
-//! The in-memory store: one namespace for every tenant's tasks, keys scoped by tenant.
+//! The in-memory store: tasks and keys in process memory, in one namespace or one per tenant.
 
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 
 use a2a_protocol_types::{Task, TaskId};
 use async_trait::async_trait;
 
 use super::shard::Shard;
+use super::tenant::{Tenants, lock};
 use super::{
-    ClaimOutcome, KeyClaim, StoreError, StoredTask, TaskPage, TaskQuery, TaskStore,
+    ClaimOutcome, KeyClaim, Loaded, StoreError, StoredTask, TaskPage, TaskQuery, TaskStore,
     TaskStoreConfig, TaskWrite, WriteOutcome,
 };
 
 /// Tasks and idempotency keys in process memory, bounded by [`TaskStoreConfig`].
 ///
-/// Tasks share one namespace whatever the request's tenant (use
-/// [`TenantAwareInMemoryTaskStore`](super::TenantAwareInMemoryTaskStore) to partition them);
-/// idempotency keys are always scoped by tenant and caller.
+/// By default tasks share one namespace whatever the request's tenant; with
+/// [`TaskStoreConfig::with_tenant_aware`] each tenant has its own tasks, keys and limits, and a
+/// task of tenant A is invisible to tenant B. Idempotency keys are always scoped by tenant and
+/// caller.
 ///
 /// ```
-/// use std::sync::Arc;
-///
 /// use a2a_protocol_server::agents::EchoAgent;
 /// use a2a_protocol_server::store::InMemoryTaskStore;
 /// use a2a_protocol_server::RequestHandler;
 ///
 /// let handler = RequestHandler::builder(EchoAgent::new())
-///     .with_store(Arc::new(InMemoryTaskStore::new()))
+///     .with_store(InMemoryTaskStore::new())
 ///     .build();
 /// assert!(handler.store().supports_idempotency());
 /// ```
+///
+/// Tenant-aware:
+///
+/// ```
+/// use a2a_protocol_server::store::{InMemoryTaskStore, TaskStore, TaskStoreConfig};
+/// use a2a_protocol_types::{Task, TaskState, TaskStatus};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let store = InMemoryTaskStore::with_config(TaskStoreConfig::default().with_tenant_aware(true));
+/// store.save("a", &Task::new("t-1", "c-1", TaskStatus::new(TaskState::Working))).await?;
+/// assert!(store.get("a", &"t-1".into()).await?.is_some());
+/// assert!(store.get("b", &"t-1".into()).await?.is_none(), "tenant b cannot see it");
+/// # Ok(())
+/// # }
+/// ```
 pub struct InMemoryTaskStore {
-    shard: Mutex<Shard>,
+    layout: Layout,
+}
+
+enum Layout {
+    /// One namespace for every tenant.
+    Shared(Arc<Mutex<Shard>>),
+    /// One namespace per tenant.
+    PerTenant(Tenants),
 }
 
 impl InMemoryTaskStore {
@@ -45,7 +68,7 @@ impl InMemoryTaskStore {
         Self::with_config(TaskStoreConfig::default())
     }
 
-    /// A store with the given limits.
+    /// A store with the given limits (per tenant, when it is tenant-aware).
     ///
     /// ```
     /// use a2a_protocol_server::store::{InMemoryTaskStore, TaskStoreConfig};
@@ -54,18 +77,38 @@ impl InMemoryTaskStore {
     /// assert_eq!(store.idempotency_key_count(), 0);
     /// ```
     pub fn with_config(config: TaskStoreConfig) -> Self {
-        Self {
-            shard: Mutex::new(Shard::new(config, Arc::default())),
+        let layout = if config.tenant_aware {
+            Layout::PerTenant(Tenants::new(config))
+        } else {
+            Layout::Shared(Arc::new(Mutex::new(Shard::new(config, Arc::default()))))
+        };
+        Self { layout }
+    }
+
+    /// The namespace a write for `tenant` goes to, made if it is new.
+    fn shard(&self, tenant: &str) -> Result<Arc<Mutex<Shard>>, StoreError> {
+        match &self.layout {
+            Layout::Shared(shard) => Ok(Arc::clone(shard)),
+            Layout::PerTenant(tenants) => tenants.shard(tenant),
         }
     }
 
-    fn shard(&self) -> MutexGuard<'_, Shard> {
-        // A panic while holding the lock cannot leave a shard half-updated in a way that
-        // matters more than losing the store, so keep serving.
-        self.shard.lock().unwrap_or_else(|e| e.into_inner())
+    /// The namespace a read for `tenant` looks in, if there is one.
+    fn existing(&self, tenant: &str) -> Option<Arc<Mutex<Shard>>> {
+        match &self.layout {
+            Layout::Shared(shard) => Some(Arc::clone(shard)),
+            Layout::PerTenant(tenants) => tenants.existing(tenant),
+        }
     }
 
-    /// How many idempotency keys are held.
+    fn total(&self, count: impl Fn(&Shard) -> usize) -> usize {
+        match &self.layout {
+            Layout::Shared(shard) => count(&lock(shard)),
+            Layout::PerTenant(tenants) => tenants.all().iter().map(|s| count(&lock(s))).sum(),
+        }
+    }
+
+    /// How many idempotency keys are held, across tenants.
     ///
     /// ```
     /// use a2a_protocol_server::store::{InMemoryTaskStore, KeyClaim, KeyScope, TaskStore};
@@ -86,10 +129,35 @@ impl InMemoryTaskStore {
     /// # }
     /// ```
     pub fn idempotency_key_count(&self) -> usize {
-        self.shard().key_count()
+        self.total(Shard::key_count)
     }
 
-    /// How many tasks are held.
+    /// How many idempotency keys `tenant` holds (in a store that is not tenant-aware, every
+    /// tenant's keys are counted together, as the limits count them).
+    ///
+    /// ```
+    /// use a2a_protocol_server::store::{InMemoryTaskStore, KeyClaim, KeyScope, TaskStore, TaskStoreConfig};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let store = InMemoryTaskStore::with_config(TaskStoreConfig::default().with_tenant_aware(true));
+    /// let claim = KeyClaim {
+    ///     scope: KeyScope { tenant: "acme".into(), caller: None },
+    ///     key: "8f14e45fceea167a5a36dedd4bea2543".into(),
+    ///     message_id: "m-1".into(),
+    ///     task_id: "t-1".into(),
+    ///     charged_to: None,
+    /// };
+    /// store.claim_idempotency_key(&claim).await?;
+    /// assert_eq!((store.tenant_key_count("acme"), store.tenant_key_count("other")), (1, 0));
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn tenant_key_count(&self, tenant: &str) -> usize {
+        self.existing(tenant).map_or(0, |s| lock(&s).key_count())
+    }
+
+    /// How many tasks are held, across tenants.
     ///
     /// ```
     /// use a2a_protocol_server::store::{InMemoryTaskStore, TaskStore};
@@ -104,13 +172,41 @@ impl InMemoryTaskStore {
     /// # }
     /// ```
     pub fn task_count(&self) -> usize {
-        self.shard().task_count()
+        self.total(Shard::task_count)
+    }
+
+    /// How many tenants have a namespace now (always 1 in a store that is not tenant-aware).
+    ///
+    /// ```
+    /// use a2a_protocol_server::store::{InMemoryTaskStore, TaskStoreConfig};
+    ///
+    /// let store = InMemoryTaskStore::with_config(TaskStoreConfig::default().with_tenant_aware(true));
+    /// assert_eq!(store.tenant_count(), 0);
+    /// ```
+    pub fn tenant_count(&self) -> usize {
+        match &self.layout {
+            Layout::Shared(_) => 1,
+            Layout::PerTenant(tenants) => tenants.count(),
+        }
+    }
+
+    /// Whether each tenant has its own namespace.
+    ///
+    /// ```
+    /// use a2a_protocol_server::store::InMemoryTaskStore;
+    ///
+    /// assert!(!InMemoryTaskStore::new().is_tenant_aware());
+    /// ```
+    pub fn is_tenant_aware(&self) -> bool {
+        matches!(self.layout, Layout::PerTenant(_))
     }
 }
 
 impl std::fmt::Debug for InMemoryTaskStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("InMemoryTaskStore").finish_non_exhaustive()
+        f.debug_struct("InMemoryTaskStore")
+            .field("tenant_aware", &self.is_tenant_aware())
+            .finish_non_exhaustive()
     }
 }
 
@@ -122,37 +218,42 @@ impl Default for InMemoryTaskStore {
 
 #[async_trait]
 impl TaskStore for InMemoryTaskStore {
-    async fn get(&self, _tenant: &str, id: &TaskId) -> Result<Option<Task>, StoreError> {
-        Ok(self.shard().get(id))
+    async fn get(&self, tenant: &str, id: &TaskId) -> Result<Option<Task>, StoreError> {
+        Ok(self.existing(tenant).and_then(|s| lock(&s).get(id)))
     }
 
-    async fn save(&self, _tenant: &str, task: &Task) -> Result<(), StoreError> {
-        self.shard().save(Arc::new(task.clone()))
+    async fn save(&self, tenant: &str, task: &Task) -> Result<(), StoreError> {
+        lock(&*self.shard(tenant)?).save(Arc::new(task.clone()))
     }
 
-    async fn save_shared(&self, _tenant: &str, task: &Arc<Task>) -> Result<(), StoreError> {
-        self.shard().save(Arc::clone(task))
+    async fn save_shared(&self, tenant: &str, task: &Arc<Task>) -> Result<(), StoreError> {
+        lock(&*self.shard(tenant)?).save(Arc::clone(task))
     }
 
-    async fn list(&self, _tenant: &str, query: &TaskQuery) -> Result<TaskPage, StoreError> {
-        Ok(self.shard().list(query))
+    async fn list(&self, tenant: &str, query: &TaskQuery) -> Result<TaskPage, StoreError> {
+        Ok(self
+            .existing(tenant)
+            .map(|s| lock(&s).list(query))
+            .unwrap_or_default())
     }
 
-    async fn load(&self, _tenant: &str, id: &TaskId) -> Result<Option<StoredTask>, StoreError> {
-        Ok(self.shard().load(id))
+    async fn load(&self, tenant: &str, id: &TaskId) -> Result<Option<StoredTask>, StoreError> {
+        Ok(self.existing(tenant).and_then(|s| lock(&s).load(id)))
     }
 
     async fn write(&self, write: &TaskWrite<'_>) -> Result<WriteOutcome, StoreError> {
-        self.shard().write(write)
+        lock(&*self.shard(write.tenant)?).write(write)
     }
 
     async fn load_if_changed(
         &self,
-        _tenant: &str,
+        tenant: &str,
         id: &TaskId,
         revision: u64,
-    ) -> Result<super::Loaded, StoreError> {
-        Ok(self.shard().load_if_changed(id, revision))
+    ) -> Result<Loaded, StoreError> {
+        Ok(self
+            .existing(tenant)
+            .map_or(Loaded::Missing, |s| lock(&s).load_if_changed(id, revision)))
     }
 
     fn supports_idempotency(&self) -> bool {
@@ -160,11 +261,13 @@ impl TaskStore for InMemoryTaskStore {
     }
 
     async fn claim_idempotency_key(&self, claim: &KeyClaim) -> Result<ClaimOutcome, StoreError> {
-        self.shard().claim(claim)
+        lock(&*self.shard(&claim.scope.tenant)?).claim(claim)
     }
 
     async fn release_idempotency_key(&self, claim: &KeyClaim) -> Result<(), StoreError> {
-        self.shard().release(claim);
+        if let Some(shard) = self.existing(&claim.scope.tenant) {
+            lock(&shard).release(claim);
+        }
         Ok(())
     }
 
@@ -172,7 +275,9 @@ impl TaskStore for InMemoryTaskStore {
         &self,
         claim: &KeyClaim,
     ) -> Result<Option<ClaimOutcome>, StoreError> {
-        Ok(self.shard().find_key(claim))
+        Ok(self
+            .existing(&claim.scope.tenant)
+            .and_then(|s| lock(&s).find_key(claim)))
     }
 
     fn atomic_writes(&self) -> bool {

@@ -40,10 +40,9 @@ pub use retention::{PurgeReport, Retention, RetentionPolicy, RetentionSweeper};
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub use sql::SqlStoreOptions;
 #[cfg(feature = "postgres")]
-pub use sql::postgres::{PostgresTaskStore, TenantAwarePostgresTaskStore};
+pub use sql::postgres::PostgresTaskStore;
 #[cfg(feature = "sqlite")]
-pub use sql::sqlite::{SqliteTaskStore, TenantAwareSqliteTaskStore};
-pub use tenant::TenantAwareInMemoryTaskStore;
+pub use sql::sqlite::SqliteTaskStore;
 pub(crate) use write::head_of;
 pub use write::{Loaded, StoredTask, TaskWrite, WriteOutcome};
 

@@ -325,7 +325,6 @@ impl Shard {
         self.keys.release(claim);
     }
 
-    /// How many keys are held (expired ones included until the next claim drops them).
     /// Whether nothing is left once what has expired is dropped: no task and no key.
     pub(crate) fn is_empty_after_expiry(&mut self) -> bool {
         let now = Instant::now();
@@ -334,6 +333,7 @@ impl Shard {
         self.tasks.is_empty() && self.keys.len() == 0
     }
 
+    /// How many keys are held (expired ones included until the next claim drops them).
     pub(crate) fn key_count(&self) -> usize {
         self.keys.len()
     }

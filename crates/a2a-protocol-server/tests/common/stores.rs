@@ -5,11 +5,16 @@ use std::str::FromStr;
 use std::sync::Arc;
 
 use a2a_protocol_server::store::{
-    InMemoryTaskStore, PostgresTaskStore, Retention, SqliteTaskStore, TaskStore,
-    TenantAwareInMemoryTaskStore, TenantAwarePostgresTaskStore, TenantAwareSqliteTaskStore,
+    InMemoryTaskStore, PostgresTaskStore, Retention, SqlStoreOptions, SqliteTaskStore, TaskStore,
+    TaskStoreConfig,
 };
 use sqlx::Executor;
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
+
+/// The settings of a tenant-aware SQL store.
+fn tenanted() -> SqlStoreOptions {
+    SqlStoreOptions::default().with_tenant_aware(true)
+}
 
 pub const DEFAULT_POSTGRES_URL: &str = "postgres://postgres@127.0.0.1:5432/test";
 
@@ -114,7 +119,9 @@ pub async fn all_stores() -> Vec<StoreUnderTest> {
         },
         StoreUnderTest {
             name: "tenant-aware in-memory",
-            store: Arc::new(TenantAwareInMemoryTaskStore::new()),
+            store: Arc::new(InMemoryTaskStore::with_config(
+                TaskStoreConfig::default().with_tenant_aware(true),
+            )),
             retention: None,
             tenant_aware: true,
             _dir: None,
@@ -137,7 +144,7 @@ pub async fn all_stores() -> Vec<StoreUnderTest> {
     });
     let dir = tempfile::tempdir().expect("temp dir");
     let sqlite = Arc::new(
-        TenantAwareSqliteTaskStore::open(&sqlite_url(&dir))
+        SqliteTaskStore::open_with(&sqlite_url(&dir), &tenanted())
             .await
             .expect("sqlite"),
     );
@@ -166,7 +173,7 @@ pub async fn all_stores() -> Vec<StoreUnderTest> {
     }
     if let Some(schema) = PgSchema::create().await {
         let pg = Arc::new(
-            TenantAwarePostgresTaskStore::from_pool(schema.pool().await)
+            PostgresTaskStore::from_pool_with(schema.pool().await, &tenanted())
                 .await
                 .expect("postgres"),
         );

@@ -99,7 +99,7 @@ macro_rules! sql_core {
                 }
                 Err(StoreError::ModeMismatch(if recorded == "true" {
                     "this store partitions tasks by tenant: open it tenant-aware \
-                     (a2a serve --tenant-aware, or a TenantAware... store type)"
+                     (a2a serve --tenant-aware, or SqlStoreOptions::with_tenant_aware)"
                         .to_owned()
                 } else {
                     "this store keeps one namespace of tasks: open it without \

@@ -30,7 +30,7 @@ use a2a_protocol_types::{Task, Timestamp};
 
 use super::KeyScope;
 
-/// Connection settings shared by the SQL stores.
+/// Settings of the SQL stores: tenancy and connections.
 ///
 /// ```
 /// use std::time::Duration;
@@ -43,6 +43,12 @@ use super::KeyScope;
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SqlStoreOptions {
+    /// Whether each tenant's tasks are kept apart, so a task of tenant A is invisible to
+    /// tenant B. Default `false`: tasks share one namespace whatever the request's tenant
+    /// (keys are scoped by tenant either way). Fixed for a database's life: the first open
+    /// records it, and opening the database the other way later is refused
+    /// ([`StoreError::ModeMismatch`](crate::store::StoreError::ModeMismatch)).
+    pub tenant_aware: bool,
     /// Pool size. Default 8.
     pub max_connections: u32,
     /// How long to wait for a free connection before answering "busy". Default 5 s.
@@ -57,6 +63,7 @@ pub struct SqlStoreOptions {
 impl Default for SqlStoreOptions {
     fn default() -> Self {
         Self {
+            tenant_aware: false,
             max_connections: 8,
             acquire_timeout: Duration::from_secs(5),
             busy_timeout: Duration::from_secs(5),
@@ -65,6 +72,18 @@ impl Default for SqlStoreOptions {
 }
 
 impl SqlStoreOptions {
+    /// Sets [`SqlStoreOptions::tenant_aware`].
+    ///
+    /// ```
+    /// use a2a_protocol_server::store::SqlStoreOptions;
+    ///
+    /// assert!(SqlStoreOptions::default().with_tenant_aware(true).tenant_aware);
+    /// ```
+    pub fn with_tenant_aware(mut self, tenant_aware: bool) -> Self {
+        self.tenant_aware = tenant_aware;
+        self
+    }
+
     /// Sets [`SqlStoreOptions::max_connections`] (at least 1).
     ///
     /// ```

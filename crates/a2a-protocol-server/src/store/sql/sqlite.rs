@@ -86,20 +86,11 @@ async fn connect(url: &str, options: &SqlStoreOptions) -> Result<SqlitePool, Sto
 
 sql_store!(
     /// Tasks and idempotency keys in a SQLite database. Tasks share one namespace whatever the
-    /// request's tenant; keys are scoped by tenant and caller. Nothing is deleted until
+    /// request's tenant unless the store is opened tenant-aware
+    /// ([`SqlStoreOptions::with_tenant_aware`](crate::store::SqlStoreOptions::with_tenant_aware));
+    /// keys are scoped by tenant and caller. Nothing is deleted until
     /// [`Retention::purge_expired`](crate::store::Retention::purge_expired) runs.
     SqliteTaskStore,
-    tenant_aware: false,
-    pool: SqlitePool,
-    url: "sqlite:///var/lib/agent/tasks.db",
-    doctest: "",
-    setup: "# let dir = tempfile::tempdir()?;\n# let url = format!(\"sqlite://{}\", dir.path().join(\"tasks.db\").display());"
-);
-
-sql_store!(
-    /// Like [`SqliteTaskStore`], with each tenant's tasks kept apart.
-    TenantAwareSqliteTaskStore,
-    tenant_aware: true,
     pool: SqlitePool,
     url: "sqlite:///var/lib/agent/tasks.db",
     doctest: "",

@@ -5,7 +5,7 @@
 /// [`Retention`](crate::store::Retention) impls. The invoking module provides
 /// `statements::SqlCore`, `connect(url, options)`, `notices(&SqlCore)` and `POLL_INTERVAL`.
 macro_rules! sql_store {
-    ($(#[$doc:meta])* $name:ident, tenant_aware: $tenant_aware:expr, pool: $pool:ty, url: $example:literal, doctest: $attr:literal, setup: $setup:literal) => {
+    ($(#[$doc:meta])* $name:ident, pool: $pool:ty, url: $example:literal, doctest: $attr:literal, setup: $setup:literal) => {
         $(#[$doc])*
         ///
         #[doc = concat!("```", $attr)]
@@ -25,7 +25,9 @@ macro_rules! sql_store {
 
         impl std::fmt::Debug for $name {
             fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.debug_struct(stringify!($name)).finish_non_exhaustive()
+                f.debug_struct(stringify!($name))
+                    .field("tenant_aware", &self.core.tenant_aware)
+                    .finish_non_exhaustive()
             }
         }
 
@@ -46,7 +48,7 @@ macro_rules! sql_store {
                 Self::open_with(url, &crate::store::SqlStoreOptions::default()).await
             }
 
-            /// Like [`Self::open`], with connection settings.
+            /// Like [`Self::open`], with settings: tenancy and connections.
             ///
             #[doc = concat!("```", $attr)]
             #[doc = concat!("use a2a_protocol_server::store::", stringify!($name), ";")]
@@ -54,7 +56,9 @@ macro_rules! sql_store {
             /// # #[tokio::main(flavor = "current_thread")]
             /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
             #[doc = $setup]
-            /// let options = a2a_protocol_server::store::SqlStoreOptions::default().with_max_connections(4);
+            /// let options = a2a_protocol_server::store::SqlStoreOptions::default()
+            ///     .with_tenant_aware(true) // each tenant's tasks apart
+            ///     .with_max_connections(4);
             #[doc = concat!("let store = ", stringify!($name), "::open_with(&url, &options).await?;")]
             /// # Ok(())
             /// # }
@@ -66,7 +70,7 @@ macro_rules! sql_store {
                 Ok(Self {
                     core: statements::SqlCore::new(
                         connect(url, options).await?,
-                        $tenant_aware,
+                        options.tenant_aware,
                         options.busy_timeout,
                     )
                     .await?,
@@ -87,10 +91,40 @@ macro_rules! sql_store {
             /// # }
             /// ```
             pub async fn from_pool(pool: $pool) -> Result<Self, crate::store::StoreError> {
-                let busy_timeout = crate::store::SqlStoreOptions::default().busy_timeout;
+                Self::from_pool_with(pool, &crate::store::SqlStoreOptions::default()).await
+            }
+
+            /// Like [`Self::from_pool`], with settings (those of connections are the pool's
+            /// own, and not read).
+            ///
+            #[doc = concat!("```", $attr)]
+            #[doc = concat!("use a2a_protocol_server::store::{", stringify!($name), ", SqlStoreOptions};")]
+            ///
+            /// # #[tokio::main(flavor = "current_thread")]
+            /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+            #[doc = $setup]
+            /// let tenanted = SqlStoreOptions::default().with_tenant_aware(true);
+            #[doc = concat!("let first = ", stringify!($name), "::open_with(&url, &tenanted).await?;")]
+            #[doc = concat!("let shared = ", stringify!($name), "::from_pool_with(first.pool().clone(), &tenanted).await?;")]
+            /// assert!(shared.is_tenant_aware());
+            /// # Ok(())
+            /// # }
+            /// ```
+            pub async fn from_pool_with(
+                pool: $pool,
+                options: &crate::store::SqlStoreOptions,
+            ) -> Result<Self, crate::store::StoreError> {
                 Ok(Self {
-                    core: statements::SqlCore::new(pool, $tenant_aware, busy_timeout).await?,
+                    core: statements::SqlCore::new(pool, options.tenant_aware, options.busy_timeout)
+                        .await?,
                 })
+            }
+
+            /// Whether each tenant's tasks are kept apart ([`SqlStoreOptions::tenant_aware`]).
+            ///
+            /// [`SqlStoreOptions::tenant_aware`]: crate::store::SqlStoreOptions::tenant_aware
+            pub fn is_tenant_aware(&self) -> bool {
+                self.core.tenant_aware
             }
 
             /// The pool.

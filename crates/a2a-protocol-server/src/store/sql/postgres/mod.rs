@@ -161,21 +161,12 @@ async fn connect(url: &str, options: &SqlStoreOptions) -> Result<PgPool, StoreEr
 
 sql_store!(
     /// Tasks and idempotency keys in PostgreSQL. Tasks share one namespace whatever the
-    /// request's tenant; keys are scoped by tenant and caller. Nothing is deleted until
+    /// request's tenant unless the store is opened tenant-aware
+    /// ([`SqlStoreOptions::with_tenant_aware`](crate::store::SqlStoreOptions::with_tenant_aware));
+    /// keys are scoped by tenant and caller. Nothing is deleted until
     /// [`Retention::purge_expired`](crate::store::Retention::purge_expired) runs. Several
     /// server processes may share one database; the claim stays atomic across them.
     PostgresTaskStore,
-    tenant_aware: false,
-    pool: PgPool,
-    url: "postgres://user@host/db",
-    doctest: "no_run",
-    setup: "let url = \"postgres://a2a@db.internal/agents\";"
-);
-
-sql_store!(
-    /// Like [`PostgresTaskStore`], with each tenant's tasks kept apart.
-    TenantAwarePostgresTaskStore,
-    tenant_aware: true,
     pool: PgPool,
     url: "postgres://user@host/db",
     doctest: "no_run",

@@ -1,0 +1,208 @@
+//! The two HTTP bindings (JSON-RPC and HTTP+JSON) as one [`Transport`]: one attempt of a
+//! unary call, or the opening of an event stream, over `reqwest`.
+
+use std::pin::Pin;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::time::Duration;
+
+use a2a_protocol_types::StreamResponse;
+use futures::{Stream, StreamExt};
+use serde_json::Value;
+
+use super::{Binding, Transport, TransportRequest, jsonrpc, rest, retry_after};
+use crate::client::EventStream;
+use crate::error::{ClientError, Phase};
+use crate::sse::SseParser;
+
+/// How long calls may take: one attempt of a unary call in all, and a stream between events.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Timeouts {
+    pub(crate) request: Option<Duration>,
+    pub(crate) stream_idle: Option<Duration>,
+}
+
+/// An agent reached over HTTP, on one of the two HTTP bindings.
+pub(crate) struct HttpTransport {
+    binding: Binding,
+    url: String,
+    http: reqwest::Client,
+    credentials: Option<crate::auth::Placed>,
+    timeouts: Timeouts,
+    next_id: AtomicI64,
+}
+
+impl HttpTransport {
+    pub(crate) fn new(
+        binding: Binding,
+        url: String,
+        http: reqwest::Client,
+        credentials: Option<crate::auth::Placed>,
+        timeouts: Timeouts,
+    ) -> Self {
+        Self {
+            binding,
+            url: url.trim_end_matches('/').to_owned(),
+            http,
+            credentials,
+            timeouts,
+            next_id: AtomicI64::new(1),
+        }
+    }
+
+    async fn request(
+        &self,
+        request: &TransportRequest<'_>,
+    ) -> Result<reqwest::RequestBuilder, ClientError> {
+        let builder = match self.binding {
+            Binding::JsonRpc => {
+                let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+                jsonrpc::request(&self.http, &self.url, id, request.operation, request.params)
+            }
+            Binding::HttpJson => {
+                rest::request(&self.http, &self.url, request.operation, request.params)?
+            }
+        };
+        let builder = builder.headers(request.headers.clone());
+        match &self.credentials {
+            Some(credentials) => credentials.apply(builder).await,
+            None => Ok(builder),
+        }
+    }
+
+    fn decode(
+        &self,
+        status: u16,
+        retry_after: Option<Duration>,
+        body: &[u8],
+    ) -> Result<Value, ClientError> {
+        match self.binding {
+            Binding::JsonRpc => jsonrpc::decode(status, retry_after, body),
+            Binding::HttpJson => rest::decode(status, retry_after, body),
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl Transport for HttpTransport {
+    fn binding(&self) -> &str {
+        self.binding.name()
+    }
+
+    fn url(&self) -> &str {
+        &self.url
+    }
+
+    async fn unary(&self, request: TransportRequest<'_>) -> Result<Value, ClientError> {
+        let mut builder = self.request(&request).await?;
+        if let Some(timeout) = self.timeouts.request {
+            builder = builder.timeout(timeout);
+        }
+        let response = builder
+            .send()
+            .await
+            .map_err(|e| ClientError::from_reqwest(e, Phase::Request))?;
+        let status = response.status().as_u16();
+        let retry_after = retry_after(response.headers());
+        let body = response
+            .bytes()
+            .await
+            .map_err(|e| ClientError::from_reqwest(e, Phase::Request))?;
+        self.decode(status, retry_after, &body)
+    }
+
+    async fn open_stream(&self, request: TransportRequest<'_>) -> Result<EventStream, ClientError> {
+        let response = self
+            .request(&request)
+            .await?
+            .header(http::header::ACCEPT, "text/event-stream")
+            .send()
+            .await
+            .map_err(|e| ClientError::from_reqwest(e, Phase::Request))?;
+        let status = response.status().as_u16();
+        let is_sse = response
+            .headers()
+            .get(http::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.starts_with("text/event-stream"));
+        if !is_sse || !(200..300).contains(&status) {
+            // An error answered as plain JSON before the first event.
+            let retry_after = retry_after(response.headers());
+            let body = response
+                .bytes()
+                .await
+                .map_err(|e| ClientError::from_reqwest(e, Phase::Request))?;
+            return Err(self
+                .decode(status, retry_after, &body)
+                .err()
+                .unwrap_or_else(|| {
+                    ClientError::Decode("expected an event stream, got a JSON answer".into())
+                }));
+        }
+        Ok(events(
+            response.bytes_stream(),
+            self.binding,
+            self.timeouts.stream_idle,
+        ))
+    }
+}
+
+/// Parses an SSE byte stream into events, decoding each per the binding.
+fn events(
+    bytes: impl Stream<Item = reqwest::Result<bytes::Bytes>> + Send + 'static,
+    binding: Binding,
+    idle: Option<Duration>,
+) -> EventStream {
+    struct State<S> {
+        bytes: Pin<Box<S>>,
+        parser: SseParser,
+        ready: std::collections::VecDeque<String>,
+        done: bool,
+    }
+    let state = State {
+        bytes: Box::pin(bytes),
+        parser: SseParser::new(),
+        ready: Default::default(),
+        done: false,
+    };
+    futures::stream::unfold(state, move |mut state| async move {
+        loop {
+            if let Some(data) = state.ready.pop_front() {
+                let event = match binding {
+                    Binding::JsonRpc => jsonrpc::decode_event(&data),
+                    Binding::HttpJson => serde_json::from_str::<StreamResponse>(&data)
+                        .map_err(|e| ClientError::Decode(format!("stream event: {e}"))),
+                };
+                return Some((event, state));
+            }
+            if state.done {
+                return None;
+            }
+            let next = match idle {
+                Some(limit) => match tokio::time::timeout(limit, state.bytes.next()).await {
+                    Ok(next) => next,
+                    Err(_) => {
+                        state.done = true;
+                        return Some((
+                            Err(ClientError::Timeout {
+                                phase: Phase::Stream,
+                            }),
+                            state,
+                        ));
+                    }
+                },
+                None => state.bytes.next().await,
+            };
+            match next {
+                Some(Ok(chunk)) => state
+                    .ready
+                    .extend(state.parser.feed(&chunk).into_iter().map(|e| e.data)),
+                Some(Err(error)) => {
+                    state.done = true;
+                    return Some((Err(ClientError::from_reqwest(error, Phase::Stream)), state));
+                }
+                None => state.done = true,
+            }
+        }
+    })
+    .boxed()
+}
