@@ -27,6 +27,7 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod convert;
+pub mod status;
 
 pub use convert::ProtoError;
 

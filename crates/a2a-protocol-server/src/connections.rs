@@ -67,10 +67,7 @@ pub(crate) async fn serve(
         } else {
             config.header_timeout
         };
-        let mut http = hyper::server::conn::http1::Builder::new();
-        http.timer(TokioTimer::new())
-            .header_read_timeout(header_timeout)
-            .keep_alive(true);
+        let http = http(header_timeout);
         #[cfg(feature = "tls")]
         if let Some(tls) = &tls {
             let (acceptor, watcher, router) = (tls.clone(), graceful.watcher(), router.clone());
@@ -91,28 +88,88 @@ pub(crate) async fn serve(
                     .peer_certificates()
                     .and_then(|chain| chain.first())
                     .and_then(|der| crate::tls::ClientCertificate::parse(der));
-                let service = service(router, peer, certificate);
-                let connection = http.serve_connection(TokioIo::new(stream), service);
-                if let Err(error) = watcher.watch(connection).await {
-                    tracing::debug!(%error, "connection ended with an error");
-                }
+                run(
+                    http,
+                    stream,
+                    service(router, peer, certificate),
+                    watcher,
+                    header_timeout,
+                )
+                .await;
                 drop(permit);
             });
             continue;
         }
-        let connection =
-            http.serve_connection(TokioIo::new(tcp), service(router.clone(), peer, None));
-        let connection = graceful.watch(connection);
+        let (watcher, service) = (graceful.watcher(), service(router.clone(), peer, None));
         tokio::spawn(async move {
-            if let Err(error) = connection.await {
-                tracing::debug!(%error, "connection ended with an error");
-            }
+            run(http, tcp, service, watcher, header_timeout).await;
             drop(permit);
         });
     }
     drop(listener);
     graceful.shutdown().await;
     Ok(())
+}
+
+/// How connections are spoken: HTTP/1.1, and with the `grpc` feature HTTP/2 as well (gRPC
+/// needs it; a client that starts with the HTTP/2 preface gets HTTP/2, any other HTTP/1.1).
+#[cfg(not(feature = "grpc"))]
+type Http = hyper::server::conn::http1::Builder;
+#[cfg(feature = "grpc")]
+type Http = hyper_util::server::conn::auto::Builder<hyper_util::rt::TokioExecutor>;
+
+/// The connection settings: `header_timeout` bounds every HTTP/1.1 request's headers, and so
+/// an idle connection too.
+#[cfg(not(feature = "grpc"))]
+fn http(header_timeout: Duration) -> Http {
+    let mut http = hyper::server::conn::http1::Builder::new();
+    http.timer(TokioTimer::new())
+        .header_read_timeout(header_timeout)
+        .keep_alive(true);
+    http
+}
+
+#[cfg(feature = "grpc")]
+fn http(header_timeout: Duration) -> Http {
+    let mut http =
+        hyper_util::server::conn::auto::Builder::new(hyper_util::rt::TokioExecutor::new());
+    http.http1()
+        .timer(TokioTimer::new())
+        .header_read_timeout(header_timeout)
+        .keep_alive(true);
+    // An HTTP/2 connection is kept while it answers pings; one that stops is closed.
+    http.http2()
+        .timer(TokioTimer::new())
+        .keep_alive_interval(Some(Duration::from_secs(30)))
+        .keep_alive_timeout(header_timeout)
+        .max_concurrent_streams(256);
+    http
+}
+
+/// Serves one connection until it ends, or until shutdown lets it finish what it is doing.
+async fn run<I, S>(
+    http: Http,
+    io: I,
+    service: S,
+    watcher: hyper_util::server::graceful::Watcher,
+    #[cfg_attr(not(feature = "grpc"), allow(unused_variables))] header_timeout: Duration,
+) where
+    I: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+    S: hyper::service::Service<
+            http::Request<Incoming>,
+            Response = axum::response::Response,
+            Error = Infallible,
+        > + Clone
+        + Send
+        + 'static,
+    S::Future: Send + 'static,
+{
+    #[cfg(feature = "grpc")]
+    let io = preface::Deadline::new(io, header_timeout);
+    let connection = http.serve_connection(TokioIo::new(io), service);
+    if let Err(error) = watcher.watch(connection).await {
+        tracing::debug!(%error, "connection ended with an error");
+    }
 }
 
 /// Without TLS, there is never a client certificate.
@@ -133,8 +190,10 @@ fn service(
     http::Request<Incoming>,
     Response = axum::response::Response,
     Error = Infallible,
-    Future = impl Send,
-> + Clone {
+    Future = impl Send + 'static,
+> + Clone
++ Send
++ 'static {
     hyper::service::service_fn(move |mut request: http::Request<Incoming>| {
         request.extensions_mut().insert(ConnectInfo(peer));
         if let Some(certificate) = &certificate {
@@ -142,4 +201,103 @@ fn service(
         }
         router.clone().oneshot(request.map(axum::body::Body::new))
     })
+}
+
+/// With HTTP/2 served too, a connection's protocol is told by its first bytes (the HTTP/2
+/// preface, or anything else for HTTP/1.1), before either protocol's own deadlines start: so
+/// those bytes get the header deadline here, or an idle or trickling socket would hold its
+/// slot for ever.
+#[cfg(feature = "grpc")]
+mod preface {
+    use std::future::Future;
+    use std::io;
+    use std::pin::Pin;
+    use std::task::{Context, Poll};
+    use std::time::Duration;
+
+    use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+
+    /// The length of the HTTP/2 client preface, which is what telling the protocols apart
+    /// reads at most.
+    const PREFACE_LEN: usize = 24;
+
+    pub(super) struct Deadline<I> {
+        io: I,
+        /// Bytes still to come under the deadline.
+        left: usize,
+        deadline: Pin<Box<tokio::time::Sleep>>,
+    }
+
+    impl<I> Deadline<I> {
+        pub(super) fn new(io: I, limit: Duration) -> Self {
+            Self {
+                io,
+                left: PREFACE_LEN,
+                deadline: Box::pin(tokio::time::sleep(limit)),
+            }
+        }
+    }
+
+    impl<I: AsyncRead + Unpin> AsyncRead for Deadline<I> {
+        fn poll_read(
+            self: Pin<&mut Self>,
+            cx: &mut Context<'_>,
+            buf: &mut ReadBuf<'_>,
+        ) -> Poll<io::Result<()>> {
+            let this = self.get_mut();
+            if this.left == 0 {
+                return Pin::new(&mut this.io).poll_read(cx, buf);
+            }
+            let before = buf.filled().len();
+            match Pin::new(&mut this.io).poll_read(cx, buf) {
+                Poll::Ready(result) => {
+                    let read = buf.filled().len() - before;
+                    // End of stream (nothing read) ends the deadline too.
+                    this.left = if read == 0 {
+                        0
+                    } else {
+                        this.left.saturating_sub(read)
+                    };
+                    Poll::Ready(result)
+                }
+                Poll::Pending => match this.deadline.as_mut().poll(cx) {
+                    Poll::Ready(()) => Poll::Ready(Err(io::Error::new(
+                        io::ErrorKind::TimedOut,
+                        "the connection did not start a request in time",
+                    ))),
+                    Poll::Pending => Poll::Pending,
+                },
+            }
+        }
+    }
+
+    impl<I: AsyncWrite + Unpin> AsyncWrite for Deadline<I> {
+        fn poll_write(
+            self: Pin<&mut Self>,
+            cx: &mut Context<'_>,
+            buf: &[u8],
+        ) -> Poll<io::Result<usize>> {
+            Pin::new(&mut self.get_mut().io).poll_write(cx, buf)
+        }
+
+        fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+            Pin::new(&mut self.get_mut().io).poll_flush(cx)
+        }
+
+        fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+            Pin::new(&mut self.get_mut().io).poll_shutdown(cx)
+        }
+
+        fn poll_write_vectored(
+            self: Pin<&mut Self>,
+            cx: &mut Context<'_>,
+            bufs: &[io::IoSlice<'_>],
+        ) -> Poll<io::Result<usize>> {
+            Pin::new(&mut self.get_mut().io).poll_write_vectored(cx, bufs)
+        }
+
+        fn is_write_vectored(&self) -> bool {
+            self.io.is_write_vectored()
+        }
+    }
 }

@@ -111,6 +111,10 @@ pub struct ServerConfig {
     /// (feature `tls`). Default none: plain HTTP, for a TLS-terminating proxy in front.
     #[cfg(feature = "tls")]
     pub tls: Option<crate::tls::TlsConfig>,
+    /// Serve the gRPC binding (`lf.a2a.v1.A2AService`) on the same port, over HTTP/2, and
+    /// list it in the card (feature `grpc`). Default `true`.
+    #[cfg(feature = "grpc")]
+    pub grpc: bool,
 }
 
 impl fmt::Debug for ServerConfig {
@@ -134,6 +138,8 @@ impl fmt::Debug for ServerConfig {
             .field("request_deadline", &self.request_deadline);
         #[cfg(feature = "tls")]
         f.field("tls", &self.tls);
+        #[cfg(feature = "grpc")]
+        f.field("grpc", &self.grpc);
         f.finish()
     }
 }
@@ -159,6 +165,8 @@ impl Default for ServerConfig {
             request_deadline: Duration::from_secs(600),
             #[cfg(feature = "tls")]
             tls: None,
+            #[cfg(feature = "grpc")]
+            grpc: true,
         }
     }
 }
@@ -373,6 +381,19 @@ impl ServerConfig {
     /// ```
     pub fn with_authentication(mut self, authenticator: Authenticator) -> Self {
         self.authentication = Some(Arc::new(authenticator));
+        self
+    }
+
+    /// Sets [`ServerConfig::grpc`].
+    ///
+    /// ```
+    /// use a2a_protocol_server::ServerConfig;
+    ///
+    /// assert!(!ServerConfig::default().with_grpc(false).grpc);
+    /// ```
+    #[cfg(feature = "grpc")]
+    pub fn with_grpc(mut self, grpc: bool) -> Self {
+        self.grpc = grpc;
         self
     }
 

@@ -188,7 +188,12 @@ fn build(
     let mut config = builder
         .with_single_cert(chain.to_vec(), key.clone_key())
         .map_err(refused)?;
-    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    // HTTP/2 is offered only where it is served: for gRPC.
+    config.alpn_protocols = if cfg!(feature = "grpc") {
+        vec![b"h2".to_vec(), b"http/1.1".to_vec()]
+    } else {
+        vec![b"http/1.1".to_vec()]
+    };
     Ok(Arc::new(config))
 }
 

@@ -444,7 +444,7 @@ async fn push_notification_operations_are_refused_as_unsupported() {
 }
 
 #[tokio::test]
-async fn the_agent_card_is_cacheable_and_lists_both_bindings() {
+async fn the_agent_card_is_cacheable_and_lists_every_binding() {
     let server = serve(CountingAgent::new()).await;
     let url = format!("{}/.well-known/agent-card.json", server.base);
     let response = client().get(&url).send().await.expect("sent");
@@ -465,7 +465,7 @@ async fn the_agent_card_is_cacheable_and_lists_both_bindings() {
         .iter()
         .map(|i| i["protocolBinding"].as_str().expect("binding"))
         .collect();
-    assert_eq!(bindings, ["JSONRPC", "HTTP+JSON"]);
+    assert_eq!(bindings, ["JSONRPC", "HTTP+JSON", "GRPC"]);
     assert_eq!(card["capabilities"]["streaming"], true);
     let cached = client()
         .get(&url)

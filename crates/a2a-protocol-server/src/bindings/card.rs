@@ -40,6 +40,13 @@ pub(crate) fn published_card(state: &AppState, headers: &HeaderMap) -> AgentCard
                 BINDING_HTTP_JSON,
             ));
         }
+        #[cfg(feature = "grpc")]
+        if state.config.grpc {
+            card.supported_interfaces.push(AgentInterface::new(
+                base.clone(),
+                a2a_protocol_types::agent_card::BINDING_GRPC,
+            ));
+        }
     }
     card
 }

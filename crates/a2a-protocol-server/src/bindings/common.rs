@@ -62,10 +62,12 @@ pub(crate) fn check_version(
 /// The caller, the client's address and the extensions the request activates. The caller is
 /// the [`CallerIdentity`](crate::CallerIdentity) an authentication layer put in the request's
 /// extensions, else what the configured resolver reads from the headers.
-pub(crate) fn call_context(state: &AppState, parts: &http::request::Parts) -> CallContext {
-    let headers = &parts.headers;
-    let caller = parts
-        .extensions
+pub(crate) fn call_context(
+    state: &AppState,
+    headers: &HeaderMap,
+    extensions: &http::Extensions,
+) -> CallContext {
+    let caller = extensions
         .get::<crate::CallerIdentity>()
         .cloned()
         .or_else(|| {
@@ -75,8 +77,7 @@ pub(crate) fn call_context(state: &AppState, parts: &http::request::Parts) -> Ca
                 .as_ref()
                 .and_then(|resolve| resolve(headers))
         });
-    let peer = parts
-        .extensions
+    let peer = extensions
         .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
         .map(|info| info.0.ip());
     let trace = headers

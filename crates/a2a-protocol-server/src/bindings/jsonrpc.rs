@@ -231,7 +231,7 @@ pub(crate) async fn handle(State(state): State<AppState>, request: Request<Body>
         return error_response(id, &error, StatusCode::OK);
     }
     #[cfg_attr(not(feature = "otel"), allow(unused_mut))]
-    let mut ctx = common::call_context(&state, &parts);
+    let mut ctx = common::call_context(&state, &parts.headers, &parts.extensions);
     let mut declared = Vec::new();
     let operation = telemetry::operation_label(&request.method);
     let span = tracing::info_span!(

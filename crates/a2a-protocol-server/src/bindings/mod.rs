@@ -5,6 +5,8 @@ mod card;
 mod common;
 mod envelope;
 mod gate;
+#[cfg(feature = "grpc")]
+mod grpc;
 mod jsonrpc;
 mod objects;
 mod rest;
@@ -55,6 +57,10 @@ pub(crate) fn router(
     );
     if let Some(path) = &config.jsonrpc_path {
         router = router.route(path, post(jsonrpc::handle).fallback(rest::post_only));
+    }
+    #[cfg(feature = "grpc")]
+    if config.grpc {
+        router = router.route_service(grpc::SERVICE_PATH, grpc::service(state.clone()));
     }
     if config.rest_prefix.is_some() {
         router = router.fallback(rest::handle);

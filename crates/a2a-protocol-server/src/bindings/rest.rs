@@ -526,7 +526,7 @@ pub(crate) async fn handle(State(state): State<AppState>, request: Request<Body>
     };
     let declared = body.declared_extensions();
     #[cfg_attr(not(feature = "otel"), allow(unused_mut))]
-    let mut ctx = common::call_context(&state, &parts);
+    let mut ctx = common::call_context(&state, &parts.headers, &parts.extensions);
     let label = operation.label();
     let span = tracing::info_span!(
         "a2a_request",

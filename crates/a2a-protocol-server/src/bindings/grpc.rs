@@ -1,0 +1,312 @@
+//! The gRPC binding (spec §10): `lf.a2a.v1.A2AService` on the same port as the HTTP bindings,
+//! told apart by its path (`/lf.a2a.v1.A2AService/<method>`), over HTTP/2. Every rpc calls the
+//! same [`RequestHandler`] as the other bindings, with the same call context (caller, tenant
+//! in the request, `A2A-Version` and `A2A-Extensions` from metadata, deadline, trace), so every
+//! rule behaves the same on all three; errors are statuses as §5.4 maps them.
+
+use std::pin::Pin;
+
+use a2a_protocol_grpc::pb;
+use a2a_protocol_grpc::pb::a2a_service_server::{A2aService, A2aServiceServer};
+use a2a_protocol_grpc::status::to_status;
+use a2a_protocol_types::{A2aError, StreamResponse};
+use futures::{Stream, StreamExt};
+use tonic::{Request, Response, Status};
+use tracing::Instrument;
+
+use super::AppState;
+use super::common::{self, activated_extensions};
+use crate::handler::{CallContext, EventStream};
+use crate::telemetry;
+
+/// The path prefix of the service's methods.
+pub(crate) const SERVICE_PATH: &str = "/lf.a2a.v1.A2AService/{*method}";
+
+/// A stream of events as the generated service answers it.
+type Events = Pin<Box<dyn Stream<Item = Result<pb::StreamResponse, Status>> + Send>>;
+
+/// The service over the shared state; `Clone` and cheap, as a tower service must be.
+pub(crate) fn service(state: AppState) -> A2aServiceServer<Grpc> {
+    let limit = state.config.max_body_bytes;
+    A2aServiceServer::new(Grpc { state })
+        .max_decoding_message_size(limit)
+        .max_encoding_message_size(usize::MAX)
+}
+
+pub(crate) struct Grpc {
+    state: AppState,
+}
+
+/// A peer's message that is no valid A2A value is an invalid-params error, as it would be on
+/// the other bindings.
+fn invalid(error: a2a_protocol_grpc::ProtoError) -> Status {
+    to_status(&A2aError::invalid_params(error.to_string()))
+}
+
+impl Grpc {
+    /// Runs one rpc: reads the call context from the metadata, checks the version, and runs
+    /// `call` within the request's deadline, in a span and timed, as the other bindings do.
+    async fn run<T, F, Fut>(
+        &self,
+        operation: &'static str,
+        metadata: &tonic::metadata::MetadataMap,
+        extensions: &http::Extensions,
+        call: F,
+    ) -> Result<Response<T>, Status>
+    where
+        F: FnOnce(CallContext) -> Fut,
+        Fut: Future<Output = Result<(T, CallContext, Vec<String>), A2aError>>,
+    {
+        let headers = metadata.clone().into_headers();
+        if let Err(error) = common::check_version(&self.state, &headers, None) {
+            return Err(to_status(&error));
+        }
+        #[cfg_attr(not(feature = "otel"), allow(unused_mut))]
+        let mut ctx = common::call_context(&self.state, &headers, extensions);
+        let span = tracing::info_span!(
+            "a2a_request",
+            binding = "grpc",
+            operation,
+            trace_id = tracing::field::Empty,
+        );
+        #[cfg(feature = "otel")]
+        telemetry::join_otel_trace(&span, &headers, &mut ctx.trace);
+        if let Some(trace) = ctx.trace.filter(|_| !span.is_disabled()) {
+            span.record("trace_id", tracing::field::display(trace.trace_id()));
+        }
+        let timer = telemetry::RequestTimer::start("grpc", operation);
+        let deadline = ctx.clone();
+        let outcome = common::within_deadline(&deadline, call(ctx))
+            .instrument(span)
+            .await;
+        timer.finish(&self.state.metrics, outcome.as_ref().err());
+        let (value, ctx, declared) = outcome.map_err(|error| to_status(&error))?;
+        let mut response = Response::new(value);
+        if let Some(value) = activated_extensions(self.state.handler.agent_card(), &ctx, &declared)
+            && let Ok(value) = value.to_str()
+            && let Ok(value) = value.parse()
+        {
+            response.metadata_mut().insert("a2a-extensions", value);
+        }
+        Ok(response)
+    }
+
+    /// The handler's events as the service streams them, ended when the server shuts down.
+    fn events(&self, events: EventStream) -> Events {
+        let shutdown = self.state.shutdown.clone();
+        // Counted open until the response, and so this stream, is dropped.
+        let open = telemetry::GaugeHeld::open_stream();
+        events
+            .take_until(async move { shutdown.cancelled().await })
+            .map(move |event: StreamResponse| {
+                let _open = &open;
+                Ok(pb::StreamResponse::from(event))
+            })
+            .boxed()
+    }
+}
+
+/// The extensions a send's message declares, for the response's `a2a-extensions`.
+fn declared(request: &a2a_protocol_types::SendMessageRequest) -> Vec<String> {
+    request.message.extensions.clone().unwrap_or_default()
+}
+
+#[tonic::async_trait]
+impl A2aService for Grpc {
+    async fn send_message(
+        &self,
+        request: Request<pb::SendMessageRequest>,
+    ) -> Result<Response<pb::SendMessageResponse>, Status> {
+        let (metadata, extensions, message) = request.into_parts();
+        let request = a2a_protocol_types::SendMessageRequest::try_from(message).map_err(invalid)?;
+        let handler = &self.state.handler;
+        self.run("SendMessage", &metadata, &extensions, |ctx| async move {
+            let declared = declared(&request);
+            let answer = handler.send_message(request, &ctx).await?;
+            Ok((answer.into(), ctx, declared))
+        })
+        .await
+    }
+
+    type SendStreamingMessageStream = Events;
+
+    async fn send_streaming_message(
+        &self,
+        request: Request<pb::SendMessageRequest>,
+    ) -> Result<Response<Events>, Status> {
+        let (metadata, extensions, message) = request.into_parts();
+        let request = a2a_protocol_types::SendMessageRequest::try_from(message).map_err(invalid)?;
+        let handler = &self.state.handler;
+        self.run(
+            "SendStreamingMessage",
+            &metadata,
+            &extensions,
+            |ctx| async move {
+                let declared = declared(&request);
+                let events = handler.send_streaming_message(request, &ctx).await?;
+                Ok((self.events(events), ctx, declared))
+            },
+        )
+        .await
+    }
+
+    async fn get_task(
+        &self,
+        request: Request<pb::GetTaskRequest>,
+    ) -> Result<Response<pb::Task>, Status> {
+        let (metadata, extensions, message) = request.into_parts();
+        let handler = &self.state.handler;
+        self.run("GetTask", &metadata, &extensions, |ctx| async move {
+            let task = handler.get_task(message.into(), &ctx).await?;
+            Ok((task.into(), ctx, Vec::new()))
+        })
+        .await
+    }
+
+    async fn list_tasks(
+        &self,
+        request: Request<pb::ListTasksRequest>,
+    ) -> Result<Response<pb::ListTasksResponse>, Status> {
+        let (metadata, extensions, message) = request.into_parts();
+        let request = a2a_protocol_types::ListTasksRequest::try_from(message).map_err(invalid)?;
+        let handler = &self.state.handler;
+        self.run("ListTasks", &metadata, &extensions, |ctx| async move {
+            let page = handler.list_tasks(request, &ctx).await?;
+            Ok((page.into(), ctx, Vec::new()))
+        })
+        .await
+    }
+
+    async fn cancel_task(
+        &self,
+        request: Request<pb::CancelTaskRequest>,
+    ) -> Result<Response<pb::Task>, Status> {
+        let (metadata, extensions, message) = request.into_parts();
+        let handler = &self.state.handler;
+        self.run("CancelTask", &metadata, &extensions, |ctx| async move {
+            let task = handler.cancel_task(message.into(), &ctx).await?;
+            Ok((task.into(), ctx, Vec::new()))
+        })
+        .await
+    }
+
+    type SubscribeToTaskStream = Events;
+
+    async fn subscribe_to_task(
+        &self,
+        request: Request<pb::SubscribeToTaskRequest>,
+    ) -> Result<Response<Events>, Status> {
+        let (metadata, extensions, message) = request.into_parts();
+        let handler = &self.state.handler;
+        self.run(
+            "SubscribeToTask",
+            &metadata,
+            &extensions,
+            |ctx| async move {
+                let events = handler.subscribe_to_task(message.into(), &ctx).await?;
+                Ok((self.events(events), ctx, Vec::new()))
+            },
+        )
+        .await
+    }
+
+    async fn create_task_push_notification_config(
+        &self,
+        request: Request<pb::TaskPushNotificationConfig>,
+    ) -> Result<Response<pb::TaskPushNotificationConfig>, Status> {
+        let (metadata, extensions, message) = request.into_parts();
+        let handler = &self.state.handler;
+        self.run(
+            "CreateTaskPushNotificationConfig",
+            &metadata,
+            &extensions,
+            |ctx| async move {
+                let config = handler
+                    .create_task_push_notification_config(message.into(), &ctx)
+                    .await?;
+                Ok((config.into(), ctx, Vec::new()))
+            },
+        )
+        .await
+    }
+
+    async fn get_task_push_notification_config(
+        &self,
+        request: Request<pb::GetTaskPushNotificationConfigRequest>,
+    ) -> Result<Response<pb::TaskPushNotificationConfig>, Status> {
+        let (metadata, extensions, message) = request.into_parts();
+        let handler = &self.state.handler;
+        self.run(
+            "GetTaskPushNotificationConfig",
+            &metadata,
+            &extensions,
+            |ctx| async move {
+                let config = handler
+                    .get_task_push_notification_config(message.into(), &ctx)
+                    .await?;
+                Ok((config.into(), ctx, Vec::new()))
+            },
+        )
+        .await
+    }
+
+    async fn list_task_push_notification_configs(
+        &self,
+        request: Request<pb::ListTaskPushNotificationConfigsRequest>,
+    ) -> Result<Response<pb::ListTaskPushNotificationConfigsResponse>, Status> {
+        let (metadata, extensions, message) = request.into_parts();
+        let handler = &self.state.handler;
+        self.run(
+            "ListTaskPushNotificationConfigs",
+            &metadata,
+            &extensions,
+            |ctx| async move {
+                let page = handler
+                    .list_task_push_notification_configs(message.into(), &ctx)
+                    .await?;
+                Ok((page.into(), ctx, Vec::new()))
+            },
+        )
+        .await
+    }
+
+    async fn get_extended_agent_card(
+        &self,
+        request: Request<pb::GetExtendedAgentCardRequest>,
+    ) -> Result<Response<pb::AgentCard>, Status> {
+        let (metadata, extensions, message) = request.into_parts();
+        let handler = &self.state.handler;
+        self.run(
+            "GetExtendedAgentCard",
+            &metadata,
+            &extensions,
+            |ctx| async move {
+                let card = handler
+                    .get_extended_agent_card(message.into(), &ctx)
+                    .await?;
+                Ok((card.into(), ctx, Vec::new()))
+            },
+        )
+        .await
+    }
+
+    async fn delete_task_push_notification_config(
+        &self,
+        request: Request<pb::DeleteTaskPushNotificationConfigRequest>,
+    ) -> Result<Response<()>, Status> {
+        let (metadata, extensions, message) = request.into_parts();
+        let handler = &self.state.handler;
+        self.run(
+            "DeleteTaskPushNotificationConfig",
+            &metadata,
+            &extensions,
+            |ctx| async move {
+                handler
+                    .delete_task_push_notification_config(message.into(), &ctx)
+                    .await?;
+                Ok(((), ctx, Vec::new()))
+            },
+        )
+        .await
+    }
+}

@@ -1,0 +1,246 @@
+//! The gRPC binding, spoken to by a gRPC client generated from the spec's proto over a real
+//! HTTP/2 connection to the same port the HTTP bindings use.
+
+mod common;
+
+use a2a_protocol_grpc::pb;
+use a2a_protocol_grpc::pb::a2a_service_client::A2aServiceClient;
+use a2a_protocol_grpc::status::from_status;
+use a2a_protocol_types::idempotency::{generate_key, set_key};
+use a2a_protocol_types::{ErrorKind, Message, SendMessageRequest, Task, TaskState};
+use common::*;
+use futures::StreamExt;
+use tonic::transport::Channel;
+
+async fn grpc(base: &str) -> A2aServiceClient<Channel> {
+    let channel = Channel::from_shared(base.to_owned())
+        .expect("a URL")
+        .connect()
+        .await
+        .expect("an HTTP/2 connection");
+    A2aServiceClient::new(channel)
+}
+
+/// A request with the version metadata every A2A 1.0 call carries.
+fn request<T>(message: T) -> tonic::Request<T> {
+    let mut request = tonic::Request::new(message);
+    request
+        .metadata_mut()
+        .insert("a2a-version", "1.0".parse().expect("ascii"));
+    request
+}
+
+fn send(message: Message) -> pb::SendMessageRequest {
+    SendMessageRequest::new(message).into()
+}
+
+fn task_of(response: pb::SendMessageResponse) -> Task {
+    match response.payload {
+        Some(pb::send_message_response::Payload::Task(task)) => task.try_into().expect("a task"),
+        other => panic!("expected a task, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn a_send_is_answered_and_its_task_read_listed_and_not_canceled_once_done() {
+    let server = serve(CountingAgent::new()).await;
+    let mut client = grpc(&server.base).await;
+    let task = task_of(
+        client
+            .send_message(request(send(Message::user_text("hello"))))
+            .await
+            .expect("answered")
+            .into_inner(),
+    );
+    assert_eq!(task.status.state, TaskState::Completed);
+    let read: Task = client
+        .get_task(request(pb::GetTaskRequest {
+            id: task.id.to_string(),
+            ..Default::default()
+        }))
+        .await
+        .expect("found")
+        .into_inner()
+        .try_into()
+        .expect("a task");
+    assert_eq!(read.id, task.id);
+    assert_eq!(
+        read.history.first().map(Message::text).as_deref(),
+        Some("hello")
+    );
+    let page = client
+        .list_tasks(request(pb::ListTasksRequest::default()))
+        .await
+        .expect("listed")
+        .into_inner();
+    assert_eq!(page.tasks.len(), 1);
+    let refused = client
+        .cancel_task(request(pb::CancelTaskRequest {
+            id: task.id.to_string(),
+            ..Default::default()
+        }))
+        .await
+        .expect_err("a completed task cannot be canceled");
+    assert_eq!(refused.code(), tonic::Code::FailedPrecondition);
+    assert_eq!(from_status(&refused).kind, ErrorKind::TaskNotCancelable);
+}
+
+#[tokio::test]
+async fn errors_carry_the_spec_code_and_an_a2a_error_info() {
+    let server = serve(CountingAgent::new()).await;
+    let mut client = grpc(&server.base).await;
+    let status = client
+        .get_task(request(pb::GetTaskRequest {
+            id: "no-such-task".into(),
+            ..Default::default()
+        }))
+        .await
+        .expect_err("no such task");
+    assert_eq!(status.code(), tonic::Code::NotFound);
+    let error = from_status(&status);
+    assert_eq!(error.kind, ErrorKind::TaskNotFound);
+    let info = error.error_info().expect("an ErrorInfo");
+    assert_eq!(
+        (info.reason.as_str(), info.domain.as_str()),
+        ("TASK_NOT_FOUND", "a2a-protocol.org")
+    );
+
+    let unversioned = client
+        .get_task(tonic::Request::new(pb::GetTaskRequest {
+            id: "t".into(),
+            ..Default::default()
+        }))
+        .await
+        .expect_err("no a2a-version metadata means 0.3");
+    assert_eq!(
+        from_status(&unversioned).kind,
+        ErrorKind::VersionNotSupported
+    );
+
+    let invalid = client
+        .send_message(request(pb::SendMessageRequest::default()))
+        .await
+        .expect_err("a send needs a message");
+    assert_eq!(invalid.code(), tonic::Code::InvalidArgument);
+}
+
+#[tokio::test]
+async fn a_keyed_send_retried_over_grpc_replays_even_when_first_sent_over_json_rpc() {
+    let agent = CountingAgent::new();
+    let server = serve(agent.clone()).await;
+    let mut client = grpc(&server.base).await;
+    let key = generate_key();
+    let keyed = |id: &str| {
+        let mut message = Message::user_text("once");
+        message.id = id.into();
+        set_key(&mut message, &key).expect("a valid key");
+        message
+    };
+    let first = task_of(
+        client
+            .send_message(request(send(keyed("m-1"))))
+            .await
+            .expect("answered")
+            .into_inner(),
+    );
+    let retry = task_of(
+        client
+            .send_message(request(send(keyed("m-1"))))
+            .await
+            .expect("replayed")
+            .into_inner(),
+    );
+    assert_eq!(
+        first.id, retry.id,
+        "the retry replays the first send's task"
+    );
+    assert_eq!(agent.runs(), 1);
+
+    let json_key = common::key();
+    let over_json_rpc = call(
+        Binding::JsonRpc,
+        &server.base,
+        "SendMessage",
+        keyed_params("m-2", "once", &json_key),
+    )
+    .await
+    .expect("sent over JSON-RPC");
+    let mut message = Message::user_text("once");
+    message.id = "m-2".into();
+    set_key(&mut message, &json_key).expect("a valid key");
+    let over_grpc = task_of(
+        client
+            .send_message(request(send(message)))
+            .await
+            .expect("replayed over gRPC")
+            .into_inner(),
+    );
+    assert_eq!(over_grpc.id.as_str(), task_of_json(&over_json_rpc));
+    assert_eq!(agent.runs(), 2, "one run per key, whatever the binding");
+}
+
+fn task_of_json(result: &serde_json::Value) -> &str {
+    common::task_of(result)["id"].as_str().expect("a task id")
+}
+
+#[tokio::test]
+async fn a_streamed_send_delivers_every_event_and_ends_when_the_task_settles() {
+    let server = serve(CountingAgent::new()).await;
+    let mut client = grpc(&server.base).await;
+    let mut events = client
+        .send_streaming_message(request(send(Message::user_text("stream me"))))
+        .await
+        .expect("a stream")
+        .into_inner();
+    let mut states = Vec::new();
+    while let Some(event) = events.next().await {
+        let event = a2a_protocol_types::StreamResponse::try_from(event.expect("an event"))
+            .expect("a valid event");
+        match event {
+            a2a_protocol_types::StreamResponse::Task(task) => states.push(task.status.state),
+            a2a_protocol_types::StreamResponse::StatusUpdate(update) => {
+                states.push(update.status.state);
+            }
+            _ => {}
+        }
+    }
+    assert_eq!(states.last(), Some(&TaskState::Completed), "{states:?}");
+
+    let status = client
+        .subscribe_to_task(request(pb::SubscribeToTaskRequest {
+            id: "no-such-task".into(),
+            ..Default::default()
+        }))
+        .await
+        .expect_err("nothing to follow");
+    assert_eq!(status.code(), tonic::Code::NotFound);
+}
+
+#[tokio::test]
+async fn the_card_lists_the_grpc_interface_and_http_1_clients_still_work() {
+    let server = serve(CountingAgent::new()).await;
+    let card: serde_json::Value = client()
+        .get(format!("{}/.well-known/agent-card.json", server.base))
+        .send()
+        .await
+        .expect("card")
+        .json()
+        .await
+        .expect("JSON");
+    let bindings: Vec<&str> = card["supportedInterfaces"]
+        .as_array()
+        .expect("interfaces")
+        .iter()
+        .filter_map(|i| i["protocolBinding"].as_str())
+        .collect();
+    assert_eq!(bindings, ["JSONRPC", "HTTP+JSON", "GRPC"]);
+    // And the same port still answers HTTP/1.1.
+    call(
+        Binding::Rest,
+        &server.base,
+        "ListTasks",
+        serde_json::json!({}),
+    )
+    .await
+    .expect("HTTP/1.1 is served beside HTTP/2");
+}
