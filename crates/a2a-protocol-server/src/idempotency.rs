@@ -40,10 +40,14 @@ pub(crate) struct Idempotency {
     replay_wait: Duration,
 }
 
-/// Counts a keyed send by what its key decided (a literal, so the key is built once).
+/// Counts a keyed send by what its key decided.
 macro_rules! count {
     ($outcome:literal) => {
-        metrics::counter!("a2a_idempotent_sends_total", "outcome" => $outcome).increment(1)
+        crate::telemetry::cached!(
+            metrics::Counter,
+            metrics::counter!("a2a_idempotent_sends_total", "outcome" => $outcome)
+        )
+        .increment(1)
     };
 }
 

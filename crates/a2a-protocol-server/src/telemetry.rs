@@ -103,12 +103,12 @@ impl GaugeHeld {
 
     /// A running agent turn.
     pub(crate) fn active_turn() -> Self {
-        Self::hold(metrics::gauge!("a2a_server_active_turns"))
+        Self::hold(cached!(metrics::Gauge, metrics::gauge!("a2a_server_active_turns")).clone())
     }
 
     /// An open event stream.
     pub(crate) fn open_stream() -> Self {
-        Self::hold(metrics::gauge!("a2a_server_open_streams"))
+        Self::hold(cached!(metrics::Gauge, metrics::gauge!("a2a_server_open_streams")).clone())
     }
 }
 
@@ -118,14 +118,28 @@ impl Drop for GaugeHeld {
     }
 }
 
-/// Times a store call and records it under the literal `operation` label (a literal, so the
-/// metric's key is built once).
+/// A metric's handle, looked up in the recorder once per call site: a lookup hashes and
+/// compares the whole key on every use, which a request would pay several times. Handles
+/// come from the recorder installed when a site is first reached, so install it before the
+/// server answers requests (as for [`RequestMetrics`]).
+macro_rules! cached {
+    ($kind:ty, $handle:expr) => {{
+        static HANDLE: std::sync::OnceLock<$kind> = std::sync::OnceLock::new();
+        HANDLE.get_or_init(|| $handle)
+    }};
+}
+pub(crate) use cached;
+
+/// Times a store call and records it under the literal `operation` label.
 macro_rules! timed_store_call {
     ($operation:literal, $call:expr $(,)?) => {{
         let started = std::time::Instant::now();
         let result = $call.await;
-        metrics::histogram!("a2a_store_operation_duration_seconds", "operation" => $operation)
-            .record(started.elapsed().as_secs_f64());
+        $crate::telemetry::cached!(
+            metrics::Histogram,
+            metrics::histogram!("a2a_store_operation_duration_seconds", "operation" => $operation)
+        )
+        .record(started.elapsed().as_secs_f64());
         if result.is_err() {
             metrics::counter!("a2a_store_errors_total", "operation" => $operation).increment(1);
         }

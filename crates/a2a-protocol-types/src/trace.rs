@@ -207,12 +207,16 @@ fn fill_random(bytes: &mut [u8]) {
     }
 }
 
+/// Lower-case hex, by table: ids are rendered for every request (spans, headers), and the
+/// formatting machinery costs several times more per digit.
 fn hex(bytes: &[u8]) -> String {
-    use std::fmt::Write;
-    bytes.iter().fold(String::with_capacity(32), |mut out, b| {
-        let _ = write!(out, "{b:02x}");
-        out
-    })
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut out = String::with_capacity(bytes.len() * 2);
+    for &byte in bytes {
+        out.push(char::from(DIGITS[usize::from(byte >> 4)]));
+        out.push(char::from(DIGITS[usize::from(byte & 0x0f)]));
+    }
+    out
 }
 
 fn hex_array<const N: usize>(text: &str) -> Option<[u8; N]> {

@@ -436,11 +436,11 @@ impl RequestHandler {
             .sink(&live, ctx.context_id.clone())
             .with_budget(budget.clone());
         let trace = ctx.trace.unwrap_or_else(TraceContext::new_root);
+        // No trace id of its own: the turn's span is a child of its request's, which has it.
         let span = tracing::info_span!(
             "agent_turn",
             task_id = %live.task_id,
             context_id = %ctx.context_id,
-            trace_id = %trace.trace_id(),
         );
         let turn = async move {
             let _active = telemetry::GaugeHeld::active_turn();
