@@ -161,7 +161,11 @@ where
     }
     logs.fmt_fields(
         tracing_subscriber::fmt::format::debug_fn(|writer, field, value| {
-            write!(writer, "{field}={value:?}")
+            if field.name() == "message" {
+                write!(writer, "{value:?}")
+            } else {
+                write!(writer, "{field}={value:?}")
+            }
         })
         .delimited(" "),
     )

@@ -250,7 +250,8 @@ pub(crate) async fn serve(args: ServeArgs) -> Result<(), Failure> {
         .unwrap_or_default();
     say(&format!(
         "Store:      {}{}\nAgent card: {base}/.well-known/agent-card.json\n\
-         JSON-RPC:   POST {base}/   HTTP+JSON: {base}/message:send\n{metrics_line}{try_line}",
+         JSON-RPC:   POST {base}/   HTTP+JSON: {base}/message:send\n\
+         gRPC:       lf.a2a.v1.A2AService on the same port (HTTP/2)\n{metrics_line}{try_line}",
         stores::redacted(&args.store),
         if args.tenant_aware {
             " (tenant-aware)"

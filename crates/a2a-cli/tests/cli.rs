@@ -1130,3 +1130,33 @@ fn serve_over_https_with_client_certificates() {
     .success();
     assert!(!stdout_of(&bob).contains(&task), "{}", stdout_of(&bob));
 }
+
+#[test]
+fn serve_logs_plain_lines_off_a_terminal_with_the_message_first() {
+    use std::io::BufRead;
+    let mut child = StdCommand::new(env!("CARGO_BIN_EXE_a2a"))
+        .args(["serve", "--addr", "127.0.0.1:0", "--store", "memory:"])
+        .env("RUST_LOG", "info")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("a2a serve starts");
+    let stderr = child.stderr.take().expect("stderr");
+    let serving = std::io::BufReader::new(stderr)
+        .lines()
+        .take(50)
+        .map_while(Result::ok)
+        .find(|line| line.contains("serving"));
+    let _ = child.kill();
+    let _ = child.wait();
+    let line = serving.expect("a log line saying where it serves");
+    assert!(line.contains(" serving addr=127.0.0.1:"), "{line}");
+    assert!(
+        !line.contains("message="),
+        "the message is not a field: {line}"
+    );
+    assert!(
+        !line.contains('\u{1b}'),
+        "no colour codes off a terminal: {line}"
+    );
+}
