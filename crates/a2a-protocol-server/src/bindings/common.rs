@@ -95,6 +95,29 @@ pub(crate) fn call_context(
         ))
 }
 
+/// The span a request runs in, the same on every binding: `a2a_request` at info, with its
+/// binding, operation and trace id; with the `otel` feature, a child of the caller's span in
+/// the OpenTelemetry context (which may make the request's trace context the span's own).
+pub(crate) fn request_span(
+    binding: &'static str,
+    operation: &'static str,
+    #[cfg_attr(not(feature = "otel"), allow(unused_variables))] headers: &HeaderMap,
+    #[cfg_attr(not(feature = "otel"), allow(unused_variables))] ctx: &mut CallContext,
+) -> tracing::Span {
+    let span = tracing::info_span!(
+        "a2a_request",
+        binding,
+        operation,
+        trace_id = tracing::field::Empty,
+    );
+    #[cfg(feature = "otel")]
+    crate::telemetry::join_otel_trace(&span, headers, &mut ctx.trace);
+    if let Some(trace) = ctx.trace.filter(|_| !span.is_disabled()) {
+        span.record("trace_id", tracing::field::display(trace.trace_id()));
+    }
+    span
+}
+
 /// How long after its deadline a request is cut off: the handler answers a blocking send at
 /// the deadline itself, so this catches only what is stuck elsewhere (a store that does not
 /// answer, say).
@@ -103,10 +126,10 @@ const PAST_DEADLINE: std::time::Duration = std::time::Duration::from_secs(1);
 /// `dispatch`'s outcome, or an error once the request's deadline has passed: the request
 /// may have taken effect, so the error is not one a client retries blindly.
 pub(crate) async fn within_deadline<T>(
-    ctx: &CallContext,
+    deadline: Option<tokio::time::Instant>,
     dispatch: impl std::future::Future<Output = Result<T, A2aError>>,
 ) -> Result<T, A2aError> {
-    let Some(deadline) = ctx.deadline else {
+    let Some(deadline) = deadline else {
         return dispatch.await;
     };
     tokio::time::timeout_at(deadline + PAST_DEADLINE, dispatch)

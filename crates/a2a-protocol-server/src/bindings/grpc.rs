@@ -49,7 +49,7 @@ impl Grpc {
     async fn run<T, F, Fut>(
         &self,
         operation: &'static str,
-        metadata: &tonic::metadata::MetadataMap,
+        metadata: tonic::metadata::MetadataMap,
         extensions: &http::Extensions,
         call: F,
     ) -> Result<Response<T>, Status>
@@ -57,26 +57,14 @@ impl Grpc {
         F: FnOnce(CallContext) -> Fut,
         Fut: Future<Output = Result<(T, CallContext, Vec<String>), A2aError>>,
     {
-        let headers = metadata.clone().into_headers();
+        let headers = metadata.into_headers();
         if let Err(error) = common::check_version(&self.state, &headers, None) {
             return Err(to_status(&error));
         }
-        #[cfg_attr(not(feature = "otel"), allow(unused_mut))]
         let mut ctx = common::call_context(&self.state, &headers, extensions);
-        let span = tracing::info_span!(
-            "a2a_request",
-            binding = "grpc",
-            operation,
-            trace_id = tracing::field::Empty,
-        );
-        #[cfg(feature = "otel")]
-        telemetry::join_otel_trace(&span, &headers, &mut ctx.trace);
-        if let Some(trace) = ctx.trace.filter(|_| !span.is_disabled()) {
-            span.record("trace_id", tracing::field::display(trace.trace_id()));
-        }
+        let span = common::request_span("grpc", operation, &headers, &mut ctx);
         let timer = telemetry::RequestTimer::start("grpc", operation);
-        let deadline = ctx.clone();
-        let outcome = common::within_deadline(&deadline, call(ctx))
+        let outcome = common::within_deadline(ctx.deadline, call(ctx))
             .instrument(span)
             .await;
         timer.finish(&self.state.metrics, outcome.as_ref().err());
@@ -120,7 +108,7 @@ impl A2aService for Grpc {
         let (metadata, extensions, message) = request.into_parts();
         let request = a2a_protocol_types::SendMessageRequest::try_from(message).map_err(invalid)?;
         let handler = &self.state.handler;
-        self.run("SendMessage", &metadata, &extensions, |ctx| async move {
+        self.run("SendMessage", metadata, &extensions, |ctx| async move {
             let declared = declared(&request);
             let answer = handler.send_message(request, &ctx).await?;
             Ok((answer.into(), ctx, declared))
@@ -139,7 +127,7 @@ impl A2aService for Grpc {
         let handler = &self.state.handler;
         self.run(
             "SendStreamingMessage",
-            &metadata,
+            metadata,
             &extensions,
             |ctx| async move {
                 let declared = declared(&request);
@@ -156,7 +144,7 @@ impl A2aService for Grpc {
     ) -> Result<Response<pb::Task>, Status> {
         let (metadata, extensions, message) = request.into_parts();
         let handler = &self.state.handler;
-        self.run("GetTask", &metadata, &extensions, |ctx| async move {
+        self.run("GetTask", metadata, &extensions, |ctx| async move {
             let task = handler.get_task(message.into(), &ctx).await?;
             Ok((task.into(), ctx, Vec::new()))
         })
@@ -170,7 +158,7 @@ impl A2aService for Grpc {
         let (metadata, extensions, message) = request.into_parts();
         let request = a2a_protocol_types::ListTasksRequest::try_from(message).map_err(invalid)?;
         let handler = &self.state.handler;
-        self.run("ListTasks", &metadata, &extensions, |ctx| async move {
+        self.run("ListTasks", metadata, &extensions, |ctx| async move {
             let page = handler.list_tasks(request, &ctx).await?;
             Ok((page.into(), ctx, Vec::new()))
         })
@@ -183,7 +171,7 @@ impl A2aService for Grpc {
     ) -> Result<Response<pb::Task>, Status> {
         let (metadata, extensions, message) = request.into_parts();
         let handler = &self.state.handler;
-        self.run("CancelTask", &metadata, &extensions, |ctx| async move {
+        self.run("CancelTask", metadata, &extensions, |ctx| async move {
             let task = handler.cancel_task(message.into(), &ctx).await?;
             Ok((task.into(), ctx, Vec::new()))
         })
@@ -198,15 +186,10 @@ impl A2aService for Grpc {
     ) -> Result<Response<Events>, Status> {
         let (metadata, extensions, message) = request.into_parts();
         let handler = &self.state.handler;
-        self.run(
-            "SubscribeToTask",
-            &metadata,
-            &extensions,
-            |ctx| async move {
-                let events = handler.subscribe_to_task(message.into(), &ctx).await?;
-                Ok((self.events(events), ctx, Vec::new()))
-            },
-        )
+        self.run("SubscribeToTask", metadata, &extensions, |ctx| async move {
+            let events = handler.subscribe_to_task(message.into(), &ctx).await?;
+            Ok((self.events(events), ctx, Vec::new()))
+        })
         .await
     }
 
@@ -218,7 +201,7 @@ impl A2aService for Grpc {
         let handler = &self.state.handler;
         self.run(
             "CreateTaskPushNotificationConfig",
-            &metadata,
+            metadata,
             &extensions,
             |ctx| async move {
                 let config = handler
@@ -238,7 +221,7 @@ impl A2aService for Grpc {
         let handler = &self.state.handler;
         self.run(
             "GetTaskPushNotificationConfig",
-            &metadata,
+            metadata,
             &extensions,
             |ctx| async move {
                 let config = handler
@@ -258,7 +241,7 @@ impl A2aService for Grpc {
         let handler = &self.state.handler;
         self.run(
             "ListTaskPushNotificationConfigs",
-            &metadata,
+            metadata,
             &extensions,
             |ctx| async move {
                 let page = handler
@@ -278,7 +261,7 @@ impl A2aService for Grpc {
         let handler = &self.state.handler;
         self.run(
             "GetExtendedAgentCard",
-            &metadata,
+            metadata,
             &extensions,
             |ctx| async move {
                 let card = handler
@@ -298,7 +281,7 @@ impl A2aService for Grpc {
         let handler = &self.state.handler;
         self.run(
             "DeleteTaskPushNotificationConfig",
-            &metadata,
+            metadata,
             &extensions,
             |ctx| async move {
                 handler

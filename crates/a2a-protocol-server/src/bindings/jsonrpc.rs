@@ -230,24 +230,13 @@ pub(crate) async fn handle(State(state): State<AppState>, request: Request<Body>
     if let Err(error) = common::check_version(&state, &parts.headers, parts.uri.query()) {
         return error_response(id, &error, StatusCode::OK);
     }
-    #[cfg_attr(not(feature = "otel"), allow(unused_mut))]
     let mut ctx = common::call_context(&state, &parts.headers, &parts.extensions);
     let mut declared = Vec::new();
     let operation = telemetry::operation_label(&request.method);
-    let span = tracing::info_span!(
-        "a2a_request",
-        binding = "jsonrpc",
-        operation,
-        trace_id = tracing::field::Empty,
-    );
-    #[cfg(feature = "otel")]
-    telemetry::join_otel_trace(&span, &parts.headers, &mut ctx.trace);
-    if let Some(trace) = ctx.trace.filter(|_| !span.is_disabled()) {
-        span.record("trace_id", tracing::field::display(trace.trace_id()));
-    }
+    let span = common::request_span("jsonrpc", operation, &parts.headers, &mut ctx);
     let timer = telemetry::RequestTimer::start("jsonrpc", operation);
     let outcome = common::within_deadline(
-        &ctx,
+        ctx.deadline,
         dispatch(
             &state.handler,
             &id,

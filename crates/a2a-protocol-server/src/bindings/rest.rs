@@ -525,23 +525,12 @@ pub(crate) async fn handle(State(state): State<AppState>, request: Request<Body>
         Err(error) => return error_response(&error, None),
     };
     let declared = body.declared_extensions();
-    #[cfg_attr(not(feature = "otel"), allow(unused_mut))]
     let mut ctx = common::call_context(&state, &parts.headers, &parts.extensions);
     let label = operation.label();
-    let span = tracing::info_span!(
-        "a2a_request",
-        binding = "http+json",
-        operation = label,
-        trace_id = tracing::field::Empty,
-    );
-    #[cfg(feature = "otel")]
-    telemetry::join_otel_trace(&span, &parts.headers, &mut ctx.trace);
-    if let Some(trace) = ctx.trace.filter(|_| !span.is_disabled()) {
-        span.record("trace_id", tracing::field::display(trace.trace_id()));
-    }
+    let span = common::request_span("http+json", label, &parts.headers, &mut ctx);
     let timer = telemetry::RequestTimer::start("http+json", label);
     let outcome = common::within_deadline(
-        &ctx,
+        ctx.deadline,
         dispatch(&state.handler, &tenant, operation, body, query, &ctx),
     )
     .instrument(span)
