@@ -1,7 +1,8 @@
 // Drives an A2A server with the official JavaScript SDK client (@a2a-js/sdk) and prints what
-// it saw. Usage: node client.mjs BASE_URL BINDING   (BINDING is JSONRPC or HTTP+JSON)
+// it saw. Usage: node client.mjs BASE_URL BINDING   (BINDING is JSONRPC, HTTP+JSON or GRPC)
 import { randomUUID, randomBytes } from "node:crypto";
 import { ClientFactory, ClientFactoryOptions } from "@a2a-js/sdk/client";
+import { GrpcTransportFactory } from "@a2a-js/sdk/client/grpc";
 
 const [baseUrl, binding] = process.argv.slice(2);
 const ROLE_USER = 1;
@@ -24,8 +25,18 @@ function request(msg) {
   return { tenant: "", message: msg, configuration: undefined, metadata: undefined };
 }
 
+// The SDK hands the card's URL to grpc-js as its target, and grpc-js takes host:port, not the
+// absolute URL the spec asks cards to carry: give it the URL's authority.
+const grpcTransports = new GrpcTransportFactory();
+const grpcByUrl = {
+  protocolName: grpcTransports.protocolName,
+  create: (url, card) => grpcTransports.create(url.replace(/^[a-z]+:\/\//, "").replace(/\/+$/, ""), card),
+};
 const factory = new ClientFactory(
-  ClientFactoryOptions.createFrom(ClientFactoryOptions.default, { preferredTransports: [binding] }),
+  ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
+    transports: [grpcByUrl],
+    preferredTransports: [binding],
+  }),
 );
 const client = await factory.createFromUrl(baseUrl);
 const out = {};
@@ -60,7 +71,17 @@ const slow = await client.sendMessage({
   ...request(message("cancel me")),
   configuration: { acceptedOutputModes: [], taskPushNotificationConfig: undefined, historyLength: undefined, returnImmediately: true },
 });
-const canceled = await client.cancelTask({ tenant: "", id: slow.id, metadata: undefined });
-out.canceled = canceled.status?.state;
+// Subscribe to the working task, cancel it once the subscription has begun, and the
+// subscription ends with the cancellation.
+const subscription = client.resubscribeTask({ tenant: "", id: slow.id });
+out.subscribed = [];
+for await (const event of subscription) {
+  const payload = event.payload;
+  out.subscribed.push({ kind: payload.$case, state: payload.value.status?.state });
+  if (out.subscribed.length === 1) {
+    const canceled = await client.cancelTask({ tenant: "", id: slow.id, metadata: undefined });
+    out.canceled = canceled.status?.state;
+  }
+}
 
 console.log(JSON.stringify(out));

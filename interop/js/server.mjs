@@ -1,12 +1,16 @@
 // An echo agent served by the official JavaScript SDK (@a2a-js/sdk), for our client's interop
-// tests. Usage: node server.mjs PORT   (JSON-RPC at /jsonrpc, HTTP+JSON at /rest)
+// tests. Usage: node server.mjs PORT GRPC_PORT   (JSON-RPC at /jsonrpc, HTTP+JSON at /rest, gRPC
+// on GRPC_PORT, which its card names as a bare target, host:port, as the SDK's samples do).
 // It echoes the text of each message as an artifact; "cancel me" works until canceled.
 import { randomUUID } from "node:crypto";
 import express from "express";
+import * as grpc from "@grpc/grpc-js";
 import { AgentEvent, DefaultRequestHandler, InMemoryTaskStore } from "@a2a-js/sdk/server";
 import { agentCardHandler, jsonRpcHandler, restHandler, UserBuilder } from "@a2a-js/sdk/server/express";
+import { A2AService, grpcService } from "@a2a-js/sdk/server/grpc";
 
 const port = Number(process.argv[2]);
+const grpcPort = Number(process.argv[3]);
 const base = `http://127.0.0.1:${port}`;
 const SUBMITTED = 1, WORKING = 2, COMPLETED = 3, CANCELED = 5;
 
@@ -17,6 +21,7 @@ const card = {
   supportedInterfaces: [
     { url: `${base}/jsonrpc`, protocolBinding: "JSONRPC", protocolVersion: "1.0", tenant: "" },
     { url: `${base}/rest`, protocolBinding: "HTTP+JSON", protocolVersion: "1.0", tenant: "" },
+    { url: `127.0.0.1:${grpcPort}`, protocolBinding: "GRPC", protocolVersion: "1.0", tenant: "" },
   ],
   capabilities: { streaming: true, pushNotifications: false, extensions: [], extendedAgentCard: false },
   defaultInputModes: ["text/plain"],
@@ -65,4 +70,10 @@ const app = express();
 app.use("/.well-known/agent-card.json", agentCardHandler({ agentCardProvider: handler }));
 app.use("/jsonrpc", jsonRpcHandler({ requestHandler: handler, userBuilder: UserBuilder.noAuthentication }));
 app.use("/rest", restHandler({ requestHandler: handler, userBuilder: UserBuilder.noAuthentication }));
-app.listen(port, "127.0.0.1", () => console.log(`listening on ${base}`));
+const grpcServer = new grpc.Server();
+grpcServer.addService(A2AService, grpcService({ requestHandler: handler, userBuilder: UserBuilder.noAuthentication }));
+grpcServer.bindAsync(`127.0.0.1:${grpcPort}`, grpc.ServerCredentials.createInsecure(), (error) => {
+  if (error) throw error;
+  // The card (and so readiness) is served only once gRPC is listening too.
+  app.listen(port, "127.0.0.1", () => console.log(`listening on ${base}`));
+});

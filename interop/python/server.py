@@ -1,7 +1,8 @@
 """An echo agent served by the official Python SDK (a2a-sdk), for our client's interop tests.
 
-Usage: server.py PORT    -- JSON-RPC at /, HTTP+JSON at the root, card at the well-known path.
-It echoes the text of each message as an artifact; "cancel me" works until canceled.
+Usage: server.py PORT GRPC_PORT -- JSON-RPC at /, HTTP+JSON at the root, card at the well-known
+path, gRPC on GRPC_PORT. It echoes the text of each message as an artifact; "cancel me" works
+until canceled.
 """
 
 import asyncio
@@ -49,7 +50,12 @@ class Echo(AgentExecutor):
         await TaskUpdater(event_queue, context.task_id, context.context_id).cancel()
 
 
-def main(port):
+async def main(port, grpc_port):
+    import grpc
+
+    from a2a.server.request_handlers import GrpcHandler
+    from a2a.types import a2a_pb2_grpc
+
     base = f"http://127.0.0.1:{port}"
     card = AgentCard(
         name="Python echo agent",
@@ -58,6 +64,9 @@ def main(port):
         supported_interfaces=[
             AgentInterface(url=base, protocol_binding="JSONRPC", protocol_version="1.0"),
             AgentInterface(url=base, protocol_binding="HTTP+JSON", protocol_version="1.0"),
+            AgentInterface(
+                url=f"http://127.0.0.1:{grpc_port}", protocol_binding="GRPC", protocol_version="1.0"
+            ),
         ],
         capabilities=AgentCapabilities(streaming=True),
         default_input_modes=["text/plain"],
@@ -70,8 +79,16 @@ def main(port):
         + create_jsonrpc_routes(handler, rpc_url="/")
         + create_rest_routes(handler)
     )
-    uvicorn.run(Starlette(routes=routes), host="127.0.0.1", port=port, log_level="warning")
+    grpc_server = grpc.aio.server()
+    a2a_pb2_grpc.add_A2AServiceServicer_to_server(GrpcHandler(handler), grpc_server)
+    grpc_server.add_insecure_port(f"127.0.0.1:{grpc_port}")
+    await grpc_server.start()
+    http = uvicorn.Server(
+        uvicorn.Config(Starlette(routes=routes), host="127.0.0.1", port=port, log_level="warning")
+    )
+    await http.serve()
+    await grpc_server.stop(None)
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]))
+    asyncio.run(main(int(sys.argv[1]), int(sys.argv[2])))

@@ -3,6 +3,7 @@
 
 mod demo;
 mod exit;
+mod logging;
 mod metrics;
 mod otel;
 mod output;
@@ -95,7 +96,7 @@ fn main() -> ExitCode {
         },
         _ => None,
     };
-    init_logging(default_level, tracer.as_ref());
+    logging::init(default_level, tracer.as_ref());
     let output = Output { json: cli.json };
     let result = match tokio::runtime::Runtime::new() {
         Ok(runtime) => runtime.block_on(run(cli.command, output)),
@@ -111,63 +112,4 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(failure) => failure.report(),
     }
-}
-
-/// Logs to stderr at `default_level` (RUST_LOG overrides it), and exports spans at info and
-/// above through `tracer` when there is one (whatever the log level: quiet logs should not
-/// mean a broken trace).
-fn init_logging(default_level: &str, tracer: Option<&opentelemetry_sdk::trace::SdkTracerProvider>) {
-    use opentelemetry::trace::TracerProvider;
-    use tracing_subscriber::Layer;
-    use tracing_subscriber::layer::SubscriberExt;
-    use tracing_subscriber::util::SubscriberInitExt;
-
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default_level));
-    let Some(provider) = tracer else {
-        // One filter for the whole subscriber: cheaper on every span entered than a filter
-        // per layer, which only the OpenTelemetry export below needs.
-        tracing_subscriber::registry()
-            .with(filter)
-            .with(log_layer())
-            .init();
-        return;
-    };
-    let spans = tracing_opentelemetry::layer()
-        .with_tracer(provider.tracer("a2a"))
-        .with_filter(tracing_subscriber::filter::LevelFilter::INFO);
-    tracing_subscriber::registry()
-        .with(log_layer().with_filter(filter))
-        .with(spans)
-        .init();
-}
-
-/// Log lines on stderr, in colour on a terminal. Span fields are formatted when each span
-/// opens (every request and turn), for the lines that may come inside it: without colours,
-/// plain `name=value` costs a fraction of the default styled formatter.
-fn log_layer<S>() -> Box<dyn tracing_subscriber::Layer<S> + Send + Sync>
-where
-    S: tracing::Subscriber + for<'span> tracing_subscriber::registry::LookupSpan<'span>,
-{
-    use tracing_subscriber::Layer;
-    use tracing_subscriber::field::MakeExt;
-
-    let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
-    let logs = tracing_subscriber::fmt::layer()
-        .with_writer(std::io::stderr)
-        .with_ansi(ansi);
-    if ansi {
-        return logs.boxed();
-    }
-    logs.fmt_fields(
-        tracing_subscriber::fmt::format::debug_fn(|writer, field, value| {
-            if field.name() == "message" {
-                write!(writer, "{value:?}")
-            } else {
-                write!(writer, "{field}={value:?}")
-            }
-        })
-        .delimited(" "),
-    )
-    .boxed()
 }

@@ -4,6 +4,7 @@
 use a2a_protocol_client::A2aClient;
 use a2a_protocol_types::idempotency::{generate_key, set_key, validate_key};
 use a2a_protocol_types::{Message, SendMessageConfiguration, SendMessageRequest};
+use clap::ValueEnum;
 use futures::StreamExt;
 use serde_json::json;
 
@@ -81,8 +82,16 @@ fn retry_command(args: &SendArgs, key: &str, message_id: &str) -> String {
             format!("'{}'", s.replace('\'', r"'\''"))
         }
     };
+    // A retry must reach the same tenant (a key is kept per tenant) the same way.
+    let mut addressing = String::new();
+    if let Some(binding) = args.target.binding.and_then(|b| b.to_possible_value()) {
+        addressing.push_str(&format!(" --binding {}", binding.get_name()));
+    }
+    if let Some(tenant) = &args.target.tenant {
+        addressing.push_str(&format!(" --tenant {}", quote(tenant)));
+    }
     format!(
-        "a2a send {} {} --key {key} --message-id {}{}{}",
+        "a2a send {} {} --key {key} --message-id {}{}{addressing}{}",
         quote(&args.target.url),
         quote(&args.text),
         quote(message_id),

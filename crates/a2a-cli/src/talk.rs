@@ -15,6 +15,8 @@ pub(crate) enum BindingArg {
     Jsonrpc,
     /// HTTP+JSON.
     HttpJson,
+    /// gRPC (`lf.a2a.v1.A2AService`).
+    Grpc,
 }
 
 /// Which agent to talk to, and how.
@@ -24,7 +26,7 @@ pub(crate) struct Target {
     pub(crate) url: String,
     /// Prefer this binding among the card's interfaces.
     #[arg(long, value_enum)]
-    binding: Option<BindingArg>,
+    pub(crate) binding: Option<BindingArg>,
     /// Re-send a failed call up to N times where that cannot run it twice: calls that never
     /// reached the agent or that it refused; after a cut connection only reads, cancels and
     /// keyed sends to an agent that honours keys. 0 re-sends nothing.
@@ -32,7 +34,7 @@ pub(crate) struct Target {
     retries: u32,
     /// The tenant to address (overrides the card's).
     #[arg(long)]
-    tenant: Option<String>,
+    pub(crate) tenant: Option<String>,
     /// Give up on a call (or a stream silent for) this long; a send cut off this way may have
     /// run, and is retried only when that is safe.
     #[arg(long, default_value = "5m", value_parser = humantime::parse_duration)]
@@ -152,6 +154,7 @@ impl Target {
             builder = builder.with_preferred_bindings(vec![match binding {
                 BindingArg::Jsonrpc => Binding::JsonRpc,
                 BindingArg::HttpJson => Binding::HttpJson,
+                BindingArg::Grpc => Binding::Grpc,
             }]);
         }
         if let Some(tenant) = &self.tenant {

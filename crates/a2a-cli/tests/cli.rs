@@ -207,6 +207,11 @@ async fn serve_otlp_endpoint_exports_request_spans_in_the_callers_trace() {
             "a {span_name} span was exported"
         );
     }
+    let probe = b"a2a_opentelemetry_probe";
+    assert!(
+        !all.windows(probe.len()).any(|w| w == probe),
+        "the server's probe for an OpenTelemetry layer is not exported"
+    );
 }
 
 /// The body of `GET /metrics` on `addr`, over a plain socket.
@@ -315,7 +320,13 @@ fn serve_refuses_a_taken_address() {
 #[test]
 fn a_tenant_aware_server_keeps_tenants_apart() {
     let server = Server::start("memory:", &["--tenant-aware"]);
-    a2a(&["send", &server.base, "for a", "--tenant", "a"]).success();
+    let sent = a2a(&["send", &server.base, "for a", "--tenant", "a"]).success();
+    let retry = field(&stdout_of(&sent), "retry");
+    assert!(
+        retry.contains(" --tenant a"),
+        "the retry goes to the same tenant: {retry}"
+    );
+    run_printed_command(&retry).success();
     let listed = json_of(&a2a(&["--json", "tasks", &server.base, "--tenant", "b"]).success());
     assert_eq!(listed["totalSize"], 0, "{listed}");
     let listed = json_of(&a2a(&["--json", "tasks", &server.base, "--tenant", "a"]).success());
@@ -359,12 +370,16 @@ fn send_json_prints_the_a2a_response_and_the_key_on_stderr() {
         .success()
     };
     let first = send("jsonrpc");
-    let again = send("http-json");
-    let (a, b) = (json_of(&first), json_of(&again));
+    let (a, b, c) = (
+        json_of(&first),
+        json_of(&send("http-json")),
+        json_of(&send("grpc")),
+    );
     assert_eq!(a["task"]["status"]["state"], "TASK_STATE_COMPLETED");
     assert_eq!(
-        a["task"]["id"], b["task"]["id"],
-        "the same key replays on both bindings"
+        (&a["task"]["id"], &a["task"]["id"]),
+        (&b["task"]["id"], &c["task"]["id"]),
+        "the same key replays on every binding"
     );
     let note: Value = serde_json::from_str(stderr_of(&first).trim()).expect("a JSON note");
     assert_eq!(note["idempotencyKey"], key.as_str());
@@ -665,6 +680,59 @@ fn cancel_stops_a_working_task_and_reports_what_cannot_be_canceled() {
     a2a(&["cancel", &server.base, "no-such-task"])
         .code(4)
         .stderr(predicate::str::contains("TASK_NOT_FOUND"));
+}
+
+#[test]
+fn every_task_command_works_over_grpc() {
+    let server = memory_server();
+    let over_grpc = |args: &[&str]| {
+        let mut all = args.to_vec();
+        all.extend(["--binding", "grpc"]);
+        a2a(&all)
+    };
+    let sent = over_grpc(&["--json", "send", &server.base, "over grpc"]).success();
+    let id = json_of(&sent)["task"]["id"]
+        .as_str()
+        .expect("id")
+        .to_owned();
+    let retry = field(
+        &stdout_of(&over_grpc(&["send", &server.base, "keyed"]).success()),
+        "retry",
+    );
+    assert!(retry.contains(" --binding grpc"), "{retry}");
+    let again = run_printed_command(&retry).success();
+    assert_eq!(field(&stdout_of(&again), "state"), "completed");
+
+    let streamed = over_grpc(&["send", "--stream", &server.base, "stream me"]).success();
+    let out = stdout_of(&streamed);
+    assert!(out.lines().any(|l| l == "status    working"), "{out}");
+    assert!(
+        out.lines().any(|l| l == "artifact  echo: stream me"),
+        "{out}"
+    );
+
+    let got = over_grpc(&["get", &server.base, &id]).success();
+    assert_eq!(field(&stdout_of(&got), "task"), id);
+    over_grpc(&["get", &server.base, "no-such-task"])
+        .code(4)
+        .stderr(predicate::str::contains("TASK_NOT_FOUND"));
+    let listed = json_of(&over_grpc(&["--json", "tasks", &server.base]).success());
+    assert_eq!(
+        listed["totalSize"], 3,
+        "one send, one replayed, one streamed: {listed}"
+    );
+
+    let slow = Server::start("memory:", &["--agent", "slow-echo", "--work", "30s"]);
+    let sent = over_grpc(&["--json", "send", &slow.base, "slow", "--no-wait"]).success();
+    let id = json_of(&sent)["task"]["id"]
+        .as_str()
+        .expect("id")
+        .to_owned();
+    let canceled = over_grpc(&["cancel", &slow.base, &id]).success();
+    assert_eq!(field(&stdout_of(&canceled), "state"), "canceled");
+    over_grpc(&["cancel", &slow.base, &id])
+        .code(4)
+        .stderr(predicate::str::contains("TASK_NOT_CANCELABLE"));
 }
 
 // ---- card ----

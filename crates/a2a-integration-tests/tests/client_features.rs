@@ -4,7 +4,6 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use a2a_cli::fault_proxy::FaultProxy;
 use a2a_integration_tests::support::{CountingAgent, serve, serve_on};
 use a2a_protocol_client::{Binding, ClientBuilder, ClientError, FailureClass, Phase, RetryPolicy};
 use a2a_protocol_server::store::{InMemoryTaskStore, TaskStoreConfig};
@@ -15,7 +14,7 @@ use a2a_protocol_types::{
 };
 use futures::StreamExt;
 
-const BINDINGS: [Binding; 2] = [Binding::JsonRpc, Binding::HttpJson];
+const BINDINGS: [Binding; 3] = [Binding::JsonRpc, Binding::HttpJson, Binding::Grpc];
 
 /// A server that keeps the headers of every request it gets; its URL and those headers.
 async fn serve_recording_headers() -> (String, Arc<Mutex<Vec<http::HeaderMap>>>) {
@@ -190,16 +189,15 @@ async fn a_capacity_refusal_is_retried_after_the_advised_delay_or_reported_when_
                     .build(),
             )
             .await;
-            let proxy = FaultProxy::start(server.addr).await.expect("proxy");
-            let client = ClientBuilder::new(proxy.url())
+            // Attempts counted as the client makes them: each passes the request hook once.
+            let attempts = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+            let counter = Arc::clone(&attempts);
+            let client = ClientBuilder::new(server.url())
                 .with_binding(binding)
                 .with_retry_policy(RetryPolicy::default().with_max_attempts(2))
-                .with_http_client(
-                    reqwest::Client::builder()
-                        .pool_max_idle_per_host(0)
-                        .build()
-                        .expect("http"),
-                )
+                .with_request_hook(move |_: &mut http::HeaderMap| {
+                    counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                })
                 .build()
                 .expect("client");
             let mut first = Message::user_text("takes the only slot");
@@ -208,11 +206,11 @@ async fn a_capacity_refusal_is_retried_after_the_advised_delay_or_reported_when_
                 .send_message(SendMessageRequest::new(first))
                 .await
                 .expect("sent");
-            let before = proxy.connections();
+            let before = attempts.load(std::sync::atomic::Ordering::SeqCst);
             let mut second = Message::user_text("no room yet");
             set_key(&mut second, &generate_key()).expect("valid");
             let outcome = client.send_message(SendMessageRequest::new(second)).await;
-            let attempts = proxy.connections() - before;
+            let attempts = attempts.load(std::sync::atomic::Ordering::SeqCst) - before;
             if retried {
                 outcome.unwrap_or_else(|e| panic!("{binding:?}: retried once room freed: {e}"));
                 assert_eq!(attempts, 2, "{binding:?}: tried, then retried once");
@@ -261,32 +259,37 @@ async fn a_refused_connection_is_retried_for_reads_sends_and_streams() {
             })
         }),
     ];
-    for (name, call) in calls {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .expect("a free port")
-            .port();
-        let client = ClientBuilder::new(format!("http://127.0.0.1:{port}"))
-            .with_retry_policy(
-                RetryPolicy::default()
-                    .with_max_attempts(100)
-                    .with_initial_backoff(Duration::from_millis(20))
-                    .with_max_backoff(Duration::from_millis(50)),
-            )
-            .build()
-            .expect("client");
-        let late = tokio::spawn(async move {
-            tokio::time::sleep(Duration::from_millis(200)).await;
-            let listener = tokio::net::TcpListener::bind(("127.0.0.1", port))
+    for binding in BINDINGS {
+        for (name, call) in calls {
+            let port = std::net::TcpListener::bind("127.0.0.1:0")
+                .and_then(|l| l.local_addr())
+                .expect("a free port")
+                .port();
+            let client = ClientBuilder::new(format!("http://127.0.0.1:{port}"))
+                .with_binding(binding)
+                .with_retry_policy(
+                    RetryPolicy::default()
+                        .with_max_attempts(100)
+                        .with_initial_backoff(Duration::from_millis(20))
+                        .with_max_backoff(Duration::from_millis(50)),
+                )
+                .build()
+                .expect("client");
+            let late = tokio::spawn(async move {
+                tokio::time::sleep(Duration::from_millis(200)).await;
+                let listener = tokio::net::TcpListener::bind(("127.0.0.1", port))
+                    .await
+                    .expect("bind late");
+                serve_on(
+                    listener,
+                    RequestHandler::builder(CountingAgent::default()).build(),
+                )
+            });
+            call(client)
                 .await
-                .expect("bind late");
-            serve_on(
-                listener,
-                RequestHandler::builder(CountingAgent::default()).build(),
-            )
-        });
-        call(client).await.unwrap_or_else(|e| panic!("{name}: {e}"));
-        drop(late.await.expect("started"));
+                .unwrap_or_else(|e| panic!("{binding:?} {name}: {e}"));
+            drop(late.await.expect("started"));
+        }
     }
 }
 

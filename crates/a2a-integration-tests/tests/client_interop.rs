@@ -1,5 +1,6 @@
 //! Our client against the official Python (`a2a-sdk`) and JavaScript (`@a2a-js/sdk`) servers,
-//! at pinned versions, over JSON-RPC and HTTP+JSON. `interop/setup.sh` installs them.
+//! at pinned versions, over JSON-RPC and HTTP+JSON, and over gRPC where the peer serves it.
+//! `interop/setup.sh` installs them.
 
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
@@ -10,7 +11,8 @@ use a2a_protocol_client::{A2aClient, Binding, ClientBuilder, FailureClass, Retry
 use a2a_protocol_types::idempotency::{generate_key, set_key};
 use a2a_protocol_types::{
     CancelTaskRequest, GetTaskRequest, ListTasksRequest, Message, SendMessageConfiguration,
-    SendMessageRequest, SendMessageResponse, StreamResponse, Task, TaskState,
+    SendMessageRequest, SendMessageResponse, StreamResponse, SubscribeToTaskRequest, Task,
+    TaskState,
 };
 use futures::StreamExt;
 
@@ -27,15 +29,20 @@ impl Drop for Peer {
     }
 }
 
+/// Starts the peer's script with two free ports: HTTP, and gRPC for a peer that serves it.
 async fn start_peer(program: &str, script: &str) -> Peer {
     ensure_peers();
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a free port")
-        .port();
+    let free_port = || {
+        std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .expect("a free port")
+            .port()
+    };
+    let port = free_port();
     let child = Command::new(program)
         .arg(interop_dir().join(script))
         .arg(port.to_string())
+        .arg(free_port().to_string())
         .stdout(Stdio::null())
         .spawn()
         .expect("the peer server starts");
@@ -115,6 +122,18 @@ async fn exercise(client: &A2aClient, peer: &str) {
             .await
             .unwrap_or_else(|e| panic!("{peer}: send: {e}")),
     );
+    let mut subscribed = client
+        .subscribe_to_task(SubscribeToTaskRequest {
+            id: running.id.clone(),
+            ..SubscribeToTaskRequest::default()
+        })
+        .await
+        .unwrap_or_else(|e| panic!("{peer}: subscribe: {e}"));
+    let first = subscribed.next().await;
+    assert!(
+        matches!(&first, Some(Ok(StreamResponse::Task(t))) if t.id == running.id),
+        "{peer}: a subscription starts with the task: {first:?}"
+    );
     let canceled = client
         .cancel_task(CancelTaskRequest {
             id: running.id.clone(),
@@ -123,6 +142,14 @@ async fn exercise(client: &A2aClient, peer: &str) {
         .await
         .unwrap_or_else(|e| panic!("{peer}: cancel: {e}"));
     assert_eq!(canceled.status.state, TaskState::Canceled, "{peer}");
+    let rest: Vec<StreamResponse> = subscribed
+        .map(|e| e.unwrap_or_else(|e| panic!("{peer}: subscribed event: {e}")))
+        .collect()
+        .await;
+    assert!(
+        rest.last().is_some_and(StreamResponse::is_final),
+        "{peer}: the subscription ends when the task is canceled: {rest:?}"
+    );
 }
 
 /// Through a cutting proxy, a keyed send to a peer that does not advertise the extension is
@@ -169,18 +196,25 @@ async fn keyed_send_is_not_re_sent(card_url: &str, binding: Binding, peer: &str)
     assert_eq!(proxy.connections(), 1, "{peer} {binding:?}: not re-sent");
 }
 
-async fn against(program: &str, script: &str, peer: &str) {
+async fn against(program: &str, script: &str, peer: &str, bindings: &[Binding]) {
     let server = start_peer(program, script).await;
     let base = format!("http://127.0.0.1:{}", server.port);
-    for binding in [Binding::JsonRpc, Binding::HttpJson] {
+    for &binding in bindings {
         let client = ClientBuilder::discover(&base)
             .await
             .unwrap_or_else(|e| panic!("{peer}: card: {e}"))
             .with_preferred_bindings(vec![binding])
             .build()
             .expect("client");
+        assert_eq!(
+            client.binding(),
+            binding.name(),
+            "{peer} serves {binding:?}"
+        );
         exercise(&client, &format!("{peer} over {binding:?}")).await;
-        keyed_send_is_not_re_sent(&base, binding, peer).await;
+        if binding != Binding::Grpc {
+            keyed_send_is_not_re_sent(&base, binding, peer).await;
+        }
     }
 }
 
@@ -190,7 +224,13 @@ async fn our_client_talks_to_the_python_sdk_server() {
         return;
     }
     let python = interop_dir().join(".venv/bin/python").display().to_string();
-    against(&python, "python/server.py", "a2a-sdk (Python)").await;
+    against(
+        &python,
+        "python/server.py",
+        "a2a-sdk (Python)",
+        &[Binding::JsonRpc, Binding::HttpJson, Binding::Grpc],
+    )
+    .await;
 }
 
 #[tokio::test]
@@ -198,5 +238,11 @@ async fn our_client_talks_to_the_javascript_sdk_server() {
     if interop_skipped() {
         return;
     }
-    against("node", "js/server.mjs", "@a2a-js/sdk (JavaScript)").await;
+    against(
+        "node",
+        "js/server.mjs",
+        "@a2a-js/sdk (JavaScript)",
+        &[Binding::JsonRpc, Binding::HttpJson, Binding::Grpc],
+    )
+    .await;
 }

@@ -1,6 +1,6 @@
 //! Real peers: the official Python (`a2a-sdk`, PyPI) and JavaScript (`@a2a-js/sdk`, npm)
-//! clients, at pinned versions, drive our server over JSON-RPC and HTTP+JSON. `interop/setup.sh`
-//! installs them on first use.
+//! clients, at pinned versions, drive our server over JSON-RPC, HTTP+JSON and gRPC.
+//! `interop/setup.sh` installs them on first use.
 
 use std::process::Command;
 
@@ -72,7 +72,7 @@ async fn the_python_sdk_client_talks_to_our_server() {
     if interop_skipped() {
         return;
     }
-    for binding in ["JSONRPC", "HTTP+JSON"] {
+    for binding in ["JSONRPC", "HTTP+JSON", "GRPC"] {
         let agent = PeerAgent::default();
         let server = server(agent.clone()).await;
         let python = interop_dir().join(".venv/bin/python").display().to_string();
@@ -90,6 +90,10 @@ async fn the_python_sdk_client_talks_to_our_server() {
         );
         assert_eq!(task["artifacts"][0]["parts"][0]["text"], "hello unary");
         assert_eq!(out["get"]["id"], task["id"]);
+        assert!(
+            out["listed"].as_array().expect("ids").contains(&task["id"]),
+            "{binding}: {out}"
+        );
 
         let kinds: Vec<&str> = out["stream"]
             .as_array()
@@ -111,7 +115,24 @@ async fn the_python_sdk_client_talks_to_our_server() {
             out["keyed"][0], out["keyed"][1],
             "{binding}: a keyed send sent twice is one task"
         );
-        assert_eq!(agent.runs(), 3, "{binding}: unary, keyed once, streamed");
+        assert_eq!(out["canceled"], "TASK_STATE_CANCELED", "{binding}: {out}");
+        let subscribed = out["subscribed"].as_array().expect("events");
+        assert!(
+            subscribed.first().is_some_and(|e| e.get("task").is_some()),
+            "{binding}: a subscription starts with the task: {out}"
+        );
+        assert_eq!(
+            subscribed
+                .last()
+                .map(|e| &e["statusUpdate"]["status"]["state"]),
+            Some(&Value::from("TASK_STATE_CANCELED")),
+            "{binding}: and ends with its cancellation: {out}"
+        );
+        assert_eq!(
+            agent.runs(),
+            4,
+            "{binding}: unary, keyed once, streamed, canceled"
+        );
     }
 }
 
@@ -120,7 +141,7 @@ async fn the_javascript_sdk_client_talks_to_our_server() {
     if interop_skipped() {
         return;
     }
-    for binding in ["JSONRPC", "HTTP+JSON"] {
+    for binding in ["JSONRPC", "HTTP+JSON", "GRPC"] {
         let agent = PeerAgent::default();
         let server = server(agent.clone()).await;
         let script = interop_dir().join("js/client.mjs").display().to_string();
@@ -152,7 +173,23 @@ async fn the_javascript_sdk_client_talks_to_our_server() {
             out["keyed"][0], out["keyed"][1],
             "{binding}: a keyed send sent twice is one task"
         );
-        assert_eq!(out["canceled"], CANCELED);
+        assert_eq!(out["canceled"], CANCELED, "{binding}: {out}");
+        let subscribed: Vec<(&Value, &Value)> = out["subscribed"]
+            .as_array()
+            .expect("events")
+            .iter()
+            .map(|e| (&e["kind"], &e["state"]))
+            .collect();
+        assert_eq!(
+            subscribed.first().map(|e| e.0),
+            Some(&Value::from("task")),
+            "{binding}: a subscription starts with the task: {out}"
+        );
+        assert_eq!(
+            subscribed.last().map(|e| e.1),
+            Some(&Value::from(CANCELED)),
+            "{binding}: and ends with its cancellation: {out}"
+        );
         assert_eq!(
             agent.runs(),
             4,

@@ -30,6 +30,8 @@ use std::sync::Arc;
 use a2a_protocol_types::AgentCard;
 use a2a_protocol_types::security::SecurityScheme;
 use async_trait::async_trait;
+#[cfg(feature = "grpc")]
+use http::HeaderMap;
 use http::{HeaderName, HeaderValue};
 
 use crate::error::ClientError;
@@ -306,8 +308,43 @@ impl Placed {
     /// `request` with every credential in its place.
     pub(crate) async fn apply(
         &self,
-        mut request: reqwest::RequestBuilder,
+        request: reqwest::RequestBuilder,
     ) -> Result<reqwest::RequestBuilder, ClientError> {
+        let resolved = self.resolve().await?;
+        let mut request = request;
+        if !resolved.query.is_empty() {
+            request = request.query(&resolved.query);
+        }
+        for (name, value) in resolved.headers {
+            request = request.header(name, value);
+        }
+        Ok(request)
+    }
+
+    /// Every credential in its place, for a binding that has only headers (gRPC metadata): a
+    /// credential the card puts in the query cannot go, and the request is not sent.
+    #[cfg(feature = "grpc")]
+    pub(crate) async fn apply_to_headers(
+        &self,
+        headers: &mut HeaderMap,
+    ) -> Result<(), ClientError> {
+        let resolved = self.resolve().await?;
+        if let Some((name, _)) = resolved.query.first() {
+            return Err(ClientError::Credentials(format!(
+                "the card puts the API key in the query parameter {name:?}, which gRPC has no \
+                 place for; use an HTTP binding for this agent"
+            )));
+        }
+        for (name, value) in resolved.headers {
+            headers.append(name, value);
+        }
+        Ok(())
+    }
+
+    /// The credentials' current values (a token source is asked now), as headers and query
+    /// parameters.
+    async fn resolve(&self) -> Result<Resolved, ClientError> {
+        let mut resolved = Resolved::default();
         for (place, secret) in &self.parts {
             let value = secret.value().await?;
             let header = |text: String| {
@@ -319,20 +356,27 @@ impl Placed {
                 value.set_sensitive(true);
                 Ok::<_, ClientError>(value)
             };
-            request = match place {
-                Place::Header(name) => request.header(name, header(value)?),
-                Place::Query(name) => request.query(&[(name.as_str(), value.as_str())]),
-                Place::Cookie(name) => {
-                    request.header(http::header::COOKIE, header(format!("{name}={value}"))?)
-                }
-                Place::Authorization(scheme) => request.header(
+            match place {
+                Place::Header(name) => resolved.headers.push((name.clone(), header(value)?)),
+                Place::Query(name) => resolved.query.push((name.clone(), value)),
+                Place::Cookie(name) => resolved
+                    .headers
+                    .push((http::header::COOKIE, header(format!("{name}={value}"))?)),
+                Place::Authorization(scheme) => resolved.headers.push((
                     http::header::AUTHORIZATION,
                     header(format!("{scheme} {value}"))?,
-                ),
-            };
+                )),
+            }
         }
-        Ok(request)
+        Ok(resolved)
     }
+}
+
+/// Credentials with their values, where they go.
+#[derive(Default)]
+struct Resolved {
+    headers: Vec<(HeaderName, HeaderValue)>,
+    query: Vec<(String, String)>,
 }
 
 /// Follows a redirect only within the origin the request went to, so no credential (an API

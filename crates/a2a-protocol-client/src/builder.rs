@@ -11,7 +11,9 @@ use http::{HeaderMap, HeaderName, HeaderValue};
 use crate::client::A2aClient;
 use crate::error::{ClientError, Phase};
 use crate::retry::RetryPolicy;
-use crate::transport::{Binding, HttpTransport, RequestHook, Timeouts, Transport, VERSION};
+use crate::transport::{
+    Binding, HttpBinding, HttpTransport, RequestHook, Timeouts, Transport, VERSION,
+};
 
 /// How long one attempt of a unary call may take, unless configured otherwise.
 const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(300);
@@ -65,13 +67,20 @@ impl std::fmt::Debug for ClientBuilder {
     }
 }
 
+/// The bindings a card's interfaces are chosen among, in this order, unless told otherwise:
+/// JSON-RPC first (every A2A agent must offer it), gRPC last and only when built in.
+#[cfg(feature = "grpc")]
+const DEFAULT_PREFERENCE: &[Binding] = &[Binding::JsonRpc, Binding::HttpJson, Binding::Grpc];
+#[cfg(not(feature = "grpc"))]
+const DEFAULT_PREFERENCE: &[Binding] = &[Binding::JsonRpc, Binding::HttpJson];
+
 impl ClientBuilder {
     fn empty() -> Self {
         Self {
             url: None,
             card: None,
             binding: None,
-            preferred: vec![Binding::JsonRpc, Binding::HttpJson],
+            preferred: DEFAULT_PREFERENCE.to_vec(),
             tenant: None,
             retry: None,
             honours_idempotency: None,
@@ -145,7 +154,8 @@ impl ClientBuilder {
         Ok(Self::from_card(&fetch_card(base_url, None).await?))
     }
 
-    /// The binding to speak to a bare endpoint.
+    /// The binding to speak to a bare endpoint. For [`Binding::Grpc`] (with the `grpc`
+    /// feature) the URL is the server's root, such as `http://127.0.0.1:8080`.
     ///
     /// ```
     /// use a2a_protocol_client::{Binding, ClientBuilder};
@@ -158,7 +168,8 @@ impl ClientBuilder {
         self
     }
 
-    /// The order in which to choose among a card's interfaces.
+    /// The order in which to choose among a card's interfaces. By default JSON-RPC, then
+    /// HTTP+JSON, then (with the `grpc` feature) gRPC.
     ///
     /// ```
     /// use a2a_protocol_client::{Binding, ClientBuilder};
@@ -452,6 +463,11 @@ impl ClientBuilder {
             ),
             (None, None) => return Err(ClientError::Config("no URL and no card".into())),
         };
+        let url = if binding == Binding::Grpc {
+            grpc_url(&url)
+        } else {
+            url
+        };
         let parsed = reqwest::Url::parse(&url)
             .map_err(|e| ClientError::Config(format!("the agent URL {url:?} is not a URL: {e}")))?;
         if !matches!(parsed.scheme(), "http" | "https") {
@@ -459,41 +475,30 @@ impl ClientBuilder {
                 "the agent URL {url:?} must be http or https"
             )));
         }
-        let http = match self.http {
-            Some(http) => http,
-            None => {
-                // No overall timeout here: it would cut long streams. Unary calls get theirs
-                // one by one.
-                reqwest::Client::builder()
-                    .connect_timeout(self.connect_timeout)
-                    .tcp_nodelay(true)
-                    .redirect(crate::auth::same_origin_redirects())
-                    .build()
-                    .map_err(|e| {
-                        ClientError::Config(format!("the HTTP client could not be built: {e}"))
-                    })?
-            }
-        };
         let tenant = self.tenant.unwrap_or(card_tenant);
         let credentials = self.credentials.place(self.card.as_ref())?;
-        let transport = HttpTransport::new(
-            binding,
-            url,
-            http,
-            credentials,
-            Timeouts {
-                request: self.request_timeout,
-                stream_idle: self.stream_idle_timeout,
-            },
-        );
+        let timeouts = Timeouts {
+            request: self.request_timeout,
+            stream_idle: self.stream_idle_timeout,
+        };
+        let transport: std::sync::Arc<dyn Transport> = match HttpBinding::of(binding) {
+            Some(binding) => {
+                let http = match self.http {
+                    Some(http) => http,
+                    None => http_client(self.connect_timeout)?,
+                };
+                std::sync::Arc::new(HttpTransport::new(
+                    binding,
+                    url,
+                    http,
+                    credentials,
+                    timeouts,
+                ))
+            }
+            None => grpc_transport(url, credentials, timeouts, self.connect_timeout)?,
+        };
         Ok(A2aClient::new(
-            std::sync::Arc::new(transport),
-            headers,
-            self.hook,
-            tenant,
-            self.retry,
-            honours,
-            self.card,
+            transport, headers, self.hook, tenant, self.retry, honours, self.card,
         ))
     }
 
@@ -519,6 +524,53 @@ impl ClientBuilder {
         }
         Ok(headers)
     }
+}
+
+/// A card's gRPC address as a URL. The spec asks for an absolute URL, but cards in the wild
+/// (the official SDKs' samples among them) also give a bare gRPC target, `host:port`, which
+/// gRPC clients reach in plaintext; it is read the same way here.
+fn grpc_url(url: &str) -> String {
+    if url.contains("://") {
+        url.to_owned()
+    } else {
+        format!("http://{url}")
+    }
+}
+
+/// The client's own HTTP client. No overall timeout: it would cut long streams; unary calls
+/// get theirs one by one.
+fn http_client(connect_timeout: Duration) -> Result<reqwest::Client, ClientError> {
+    reqwest::Client::builder()
+        .connect_timeout(connect_timeout)
+        .tcp_nodelay(true)
+        .redirect(crate::auth::same_origin_redirects())
+        .build()
+        .map_err(|e| ClientError::Config(format!("the HTTP client could not be built: {e}")))
+}
+
+#[cfg(feature = "grpc")]
+fn grpc_transport(
+    url: String,
+    credentials: Option<crate::auth::Placed>,
+    timeouts: Timeouts,
+    connect_timeout: Duration,
+) -> Result<std::sync::Arc<dyn Transport>, ClientError> {
+    let transport =
+        crate::transport::GrpcTransport::new(url, credentials, timeouts, connect_timeout)?;
+    Ok(std::sync::Arc::new(transport))
+}
+
+#[cfg(not(feature = "grpc"))]
+fn grpc_transport(
+    url: String,
+    _: Option<crate::auth::Placed>,
+    _: Timeouts,
+    _: Duration,
+) -> Result<std::sync::Arc<dyn Transport>, ClientError> {
+    Err(ClientError::Config(format!(
+        "the agent at {url} is to be reached over gRPC, which needs the `grpc` feature of \
+         a2a-protocol-client"
+    )))
 }
 
 /// The interface to use: the first preferred binding the card offers, version 1.0 first.
@@ -609,4 +661,16 @@ pub async fn fetch_card(
     }
     serde_json::from_slice(&body)
         .map_err(|e| ClientError::Decode(format!("agent card at {url}: {e}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::grpc_url;
+
+    #[test]
+    fn a_bare_grpc_target_is_reached_in_plaintext_and_a_url_as_it_is() {
+        assert_eq!(grpc_url("127.0.0.1:50051"), "http://127.0.0.1:50051");
+        assert_eq!(grpc_url("https://a.example/a2a"), "https://a.example/a2a");
+        assert_eq!(grpc_url("http://a.example:8080"), "http://a.example:8080");
+    }
 }

@@ -206,6 +206,17 @@ impl A2aClient {
         self.inner.transport.url()
     }
 
+    /// The binding in use, as the card names it (`JSONRPC`, `HTTP+JSON`, `GRPC`).
+    ///
+    /// ```
+    /// use a2a_protocol_client::ClientBuilder;
+    ///
+    /// assert_eq!(ClientBuilder::new("https://a.example/rpc").build().unwrap().binding(), "JSONRPC");
+    /// ```
+    pub fn binding(&self) -> &str {
+        self.inner.transport.binding()
+    }
+
     /// The headers of one attempt: the client's, the hook's, and inside an agent's turn (or any
     /// `trace::with_current` scope) a `traceparent` that makes the call a child of the caller's
     /// current span.

@@ -1,5 +1,5 @@
 //! The conformance agent answers every scenario of the TCK feature files as they say: one test
-//! per scenario, each over both bindings.
+//! per scenario, each over the three bindings.
 
 mod common;
 

@@ -207,6 +207,7 @@ async fn identifiers_no_store_can_keep_are_refused_on_every_store() {
                 match binding {
                     Binding::JsonRpc => assert_eq!(error.code, Some(-32602)),
                     Binding::Rest => assert_eq!(error.status, 400),
+                    Binding::Grpc => assert_eq!(error.grpc, Some(tonic::Code::InvalidArgument)),
                 }
             }
             // The longest allowed identifier is kept and read back.

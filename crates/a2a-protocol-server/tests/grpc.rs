@@ -125,6 +125,64 @@ async fn errors_carry_the_spec_code_and_an_a2a_error_info() {
 }
 
 #[tokio::test]
+async fn a_message_the_proto_can_say_but_a2a_forbids_is_invalid_argument_and_runs_nothing() {
+    let agent = CountingAgent::new();
+    let server = serve(agent.clone()).await;
+    let mut client = grpc(&server.base).await;
+    let valid = pb::Message::from(Message::user_text("hi"));
+    let cases = [
+        (
+            "no parts",
+            pb::Message {
+                parts: vec![],
+                ..valid.clone()
+            },
+        ),
+        (
+            "no message id",
+            pb::Message {
+                message_id: String::new(),
+                ..valid.clone()
+            },
+        ),
+        (
+            "no role",
+            pb::Message {
+                role: pb::Role::Unspecified as i32,
+                ..valid.clone()
+            },
+        ),
+        (
+            "a part with no content",
+            pb::Message {
+                parts: vec![pb::Part::default()],
+                ..valid.clone()
+            },
+        ),
+    ];
+    for (what, message) in cases {
+        let status = client
+            .send_message(request(pb::SendMessageRequest {
+                message: Some(message),
+                ..Default::default()
+            }))
+            .await
+            .expect_err(what);
+        assert_eq!(
+            status.code(),
+            tonic::Code::InvalidArgument,
+            "{what}: {status:?}"
+        );
+        assert_eq!(
+            from_status(&status).kind,
+            ErrorKind::InvalidParams,
+            "{what}"
+        );
+    }
+    assert_eq!(agent.runs(), 0, "nothing invalid reached the agent");
+}
+
+#[tokio::test]
 async fn a_keyed_send_retried_over_grpc_replays_even_when_first_sent_over_json_rpc() {
     let agent = CountingAgent::new();
     let server = serve(agent.clone()).await;

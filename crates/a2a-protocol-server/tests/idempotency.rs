@@ -83,6 +83,7 @@ async fn a_malformed_key_is_refused_and_nothing_runs() {
             match binding {
                 Binding::JsonRpc => assert_eq!(error.code, Some(-32602)),
                 Binding::Rest => assert_eq!(error.status, 400),
+                Binding::Grpc => assert_eq!(error.grpc, Some(tonic::Code::InvalidArgument)),
             }
             let error = stream(binding, &server.base, "SendStreamingMessage", params)
                 .await
@@ -126,6 +127,7 @@ async fn a_store_without_the_index_refuses_keyed_sends_and_is_not_advertised() {
         match binding {
             Binding::JsonRpc => assert_eq!(error.code, Some(-32004)),
             Binding::Rest => assert_eq!(error.status, 400),
+            Binding::Grpc => assert_eq!(error.grpc, Some(tonic::Code::FailedPrecondition)),
         }
         let error = stream(binding, &server.base, "SendStreamingMessage", params)
             .await
@@ -308,6 +310,7 @@ async fn a_reused_key_with_another_message_is_refused_without_revealing_the_hold
         match binding {
             Binding::JsonRpc => assert_eq!(error.code, Some(-32602)),
             Binding::Rest => assert_eq!(error.status, 400),
+            Binding::Grpc => assert_eq!(error.grpc, Some(tonic::Code::InvalidArgument)),
         }
         assert!(
             !error.body.to_string().contains("holder-message-id"),
@@ -367,6 +370,7 @@ async fn a_key_whose_task_was_swept_answers_task_not_found_and_runs_nothing() {
         match binding {
             Binding::JsonRpc => assert_eq!(error.code, Some(-32001)),
             Binding::Rest => assert_eq!(error.status, 404),
+            Binding::Grpc => assert_eq!(error.grpc, Some(tonic::Code::NotFound)),
         }
         let error = stream(
             binding,
@@ -418,7 +422,7 @@ async fn past_the_key_cap_a_new_key_gets_503_and_runs_nothing() {
         )
         .await
         .expect_err("refused");
-        assert_eq!(error.status, 503, "{}", error.body);
+        assert_status(&error, binding, 503, tonic::Code::Unavailable);
         assert_eq!(error.reason, "RESOURCE_EXHAUSTED");
         assert!(error.retry_after.is_some(), "Retry-After is set");
         if binding == Binding::JsonRpc {
@@ -438,7 +442,7 @@ async fn past_the_key_cap_a_new_key_gets_503_and_runs_nothing() {
         )
         .await
         .expect_err("refused");
-        assert_eq!(error.status, 503);
+        assert_status(&error, binding, 503, tonic::Code::Unavailable);
         // A held key still replays at capacity.
         call(
             binding,
@@ -702,7 +706,7 @@ async fn an_overloaded_store_refuses_with_a_retryable_503() {
         )
         .await
         .expect_err("refused");
-        assert_eq!(error.status, 503);
+        assert_status(&error, binding, 503, tonic::Code::Unavailable);
         assert_eq!(error.retry_after.as_deref(), Some("1"));
         assert!(
             !error.message.contains("locked"),
@@ -722,8 +726,8 @@ fn two_keys_each() -> Arc<InMemoryTaskStore> {
     ))
 }
 
-fn refused_until_a_key_expires(error: &WireError) {
-    assert_eq!(error.status, 503, "{}", error.body);
+fn refused_until_a_key_expires(error: &WireError, binding: Binding) {
+    assert_status(error, binding, 503, tonic::Code::Unavailable);
     assert_eq!(error.reason, "RESOURCE_EXHAUSTED");
     // Room comes when the holder's oldest key expires, a day after its claim.
     let seconds: u64 = error
@@ -766,7 +770,7 @@ async fn a_caller_at_its_key_quota_is_refused_while_other_callers_send() {
                 .expect("within quota");
         }
         let error = send("greedy", "g-2".into()).await.expect_err("over quota");
-        refused_until_a_key_expires(&error);
+        refused_until_a_key_expires(&error, binding);
         for i in 0..2 {
             send("modest", format!("m-{i}")).await.unwrap_or_else(|e| {
                 panic!("{binding:?}: another caller is not held back: {}", e.body)

@@ -64,6 +64,7 @@ async fn get_task_returns_the_task_with_the_requested_history() {
         match binding {
             Binding::JsonRpc => assert_eq!(error.code, Some(-32001)),
             Binding::Rest => assert_eq!(error.status, 404),
+            Binding::Grpc => assert_eq!(error.grpc, Some(tonic::Code::NotFound)),
         }
         let error = call(
             binding,
@@ -197,6 +198,7 @@ async fn cancel_stops_a_running_task_and_refuses_a_finished_one() {
         match binding {
             Binding::JsonRpc => assert_eq!(again.code, Some(-32002)),
             Binding::Rest => assert_eq!(again.status, 400),
+            Binding::Grpc => assert_eq!(again.grpc, Some(tonic::Code::FailedPrecondition)),
         }
         let missing = call(binding, &server.base, "CancelTask", json!({"id": "nope"}))
             .await
@@ -371,10 +373,8 @@ async fn the_extended_card_is_served_only_when_configured() {
         let anonymous = call(binding, &extended.base, "GetExtendedAgentCard", json!({}))
             .await
             .expect_err("only for authenticated callers");
-        assert_eq!(
-            (anonymous.reason.as_str(), anonymous.status),
-            ("UNAUTHENTICATED", 401)
-        );
+        assert_eq!(anonymous.reason, "UNAUTHENTICATED", "{binding:?}");
+        assert_status(&anonymous, binding, 401, tonic::Code::Unauthenticated);
         let card = call_with(
             binding,
             &extended.base,
@@ -415,6 +415,7 @@ async fn push_notification_operations_are_refused_as_unsupported() {
         match binding {
             Binding::JsonRpc => assert_eq!(error.code, Some(-32003)),
             Binding::Rest => assert_eq!(error.status, 400),
+            Binding::Grpc => assert_eq!(error.grpc, Some(tonic::Code::FailedPrecondition)),
         }
     }
     for method in [

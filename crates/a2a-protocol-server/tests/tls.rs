@@ -10,7 +10,7 @@ use a2a_protocol_server::auth::{Authenticator, ClientCertificates};
 use a2a_protocol_server::tls::TlsConfig;
 use a2a_protocol_server::{A2aServer, RequestHandler, ServerConfig};
 use a2a_protocol_types::security::{MutualTlsSecurityScheme, SecurityRequirement, SecurityScheme};
-use common::{BINDINGS, Binding, send_params};
+use common::{Binding, HTTP_BINDINGS, send_params};
 use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, DnType, IsCa, KeyPair};
 use serde_json::{Value, json};
 
@@ -120,6 +120,7 @@ async fn call(
             params["id"].as_str().unwrap_or("")
         )),
         (Binding::Rest, other) => panic!("no mapping for {other}"),
+        (Binding::Grpc, _) => panic!("this harness speaks HTTP/1.1 only"),
     };
     let response = request.header("A2A-Version", "1.0").send().await?;
     let status = response.status().as_u16();
@@ -129,7 +130,7 @@ async fn call(
 fn result(binding: Binding, body: &Value) -> Value {
     match binding {
         Binding::JsonRpc => body["result"].clone(),
-        Binding::Rest => body.clone(),
+        Binding::Rest | Binding::Grpc => body.clone(),
     }
 }
 
@@ -157,7 +158,7 @@ async fn a_client_certificate_from_the_ca_authenticates_its_holder() {
         "{urls}"
     );
 
-    for binding in BINDINGS {
+    for binding in HTTP_BINDINGS {
         // Without a certificate: connected, but not authenticated.
         let (status, body) = call(&nobody, binding, &base, "ListTasks", json!({}))
             .await

@@ -1,7 +1,9 @@
-//! A closed-loop HTTP/1.1 load generator: `concurrency` keep-alive connections, each sending
-//! the next request as soon as the previous answer is in. Requests are pre-built bytes with the
-//! message id (and key) patched in place, and answers are read with just enough parsing to find
-//! their end, so one core of generator can outrun one core of server.
+//! A closed-loop load generator: `concurrency` keep-alive connections, each sending the next
+//! request as soon as the previous answer is in. Requests are pre-built bytes with the message
+//! id (and key) patched in place, and HTTP/1.1 answers are read with just enough parsing to
+//! find their end, so one core of generator can outrun one core of server. gRPC runs the same
+//! way, one HTTP/2 connection per caller with one call at a time on it, so the bindings are
+//! compared at the same number of connections and calls in flight.
 
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
@@ -14,6 +16,7 @@ use tokio::net::TcpStream;
 pub enum Binding {
     JsonRpc,
     HttpJson,
+    Grpc,
 }
 
 impl Binding {
@@ -21,6 +24,7 @@ impl Binding {
         match self {
             Binding::JsonRpc => "JSON-RPC",
             Binding::HttpJson => "HTTP+JSON",
+            Binding::Grpc => "gRPC",
         }
     }
 }
@@ -80,6 +84,7 @@ fn template(binding: Binding, keyed: bool) -> Template {
             ),
         ),
         Binding::HttpJson => ("/message:send", format!(r#"{{"message":{message}}}"#)),
+        Binding::Grpc => return grpc_template(keyed),
     };
     let text = format!(
         "POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
@@ -90,6 +95,34 @@ fn template(binding: Binding, keyed: bool) -> Template {
     let key_at = keyed.then(|| text.find(KEY_MARK).expect("the key mark"));
     Template {
         bytes: text.into_bytes(),
+        id_at,
+        key_at,
+    }
+}
+
+/// A gRPC `SendMessage` request as its length-prefixed message: the same message as the
+/// JSON bindings send, with the marks to patch found in the encoded bytes (proto strings are
+/// stored as they are).
+fn grpc_template(keyed: bool) -> Template {
+    use a2a_protocol_types::{Message, SendMessageRequest};
+    use prost::Message as _;
+    let mut message = Message::user_text("hello, agent");
+    message.id = ID_MARK.into();
+    if keyed {
+        a2a_protocol_types::idempotency::set_key(&mut message, KEY_MARK)
+            .expect("the mark is a valid key");
+    }
+    let request: a2a_protocol_grpc::pb::SendMessageRequest =
+        SendMessageRequest::new(message).into();
+    let encoded = request.encode_to_vec();
+    let mut bytes = Vec::with_capacity(5 + encoded.len());
+    bytes.push(0);
+    bytes.extend_from_slice(&(encoded.len() as u32).to_be_bytes());
+    bytes.extend_from_slice(&encoded);
+    let id_at = find(&bytes, ID_MARK.as_bytes()).expect("the id mark");
+    let key_at = keyed.then(|| find(&bytes, KEY_MARK.as_bytes()).expect("the key mark"));
+    Template {
+        bytes,
         id_at,
         key_at,
     }
@@ -153,6 +186,34 @@ async fn connection_loop(
     deadline: Instant,
     limit: Option<u64>,
 ) -> (Vec<u32>, u64) {
+    if load.binding == Binding::Grpc {
+        grpc_connection_loop(addr, load, prefix, deadline, limit).await
+    } else {
+        http1_connection_loop(addr, load, prefix, deadline, limit).await
+    }
+}
+
+/// Patches the next unique message id (and key) into `request`.
+fn patch(request: &mut Template, unique: u128) {
+    write_hex(
+        &mut request.bytes[request.id_at..request.id_at + ID_LEN],
+        unique,
+    );
+    if let Some(at) = request.key_at {
+        write_hex(
+            &mut request.bytes[at..at + ID_LEN],
+            unique ^ (0xA5u128 << 120),
+        );
+    }
+}
+
+async fn http1_connection_loop(
+    addr: SocketAddr,
+    load: Load,
+    prefix: u128,
+    deadline: Instant,
+    limit: Option<u64>,
+) -> (Vec<u32>, u64) {
     let mut request = template(load.binding, load.keyed);
     let mut latencies = Vec::with_capacity(64 * 1024);
     let mut errors = 0u64;
@@ -175,17 +236,7 @@ async fn connection_loop(
             },
         };
         sequence += 1;
-        let unique = prefix | sequence;
-        write_hex(
-            &mut request.bytes[request.id_at..request.id_at + ID_LEN],
-            unique,
-        );
-        if let Some(at) = request.key_at {
-            write_hex(
-                &mut request.bytes[at..at + ID_LEN],
-                unique ^ (0xA5u128 << 120),
-            );
-        }
+        patch(&mut request, prefix | sequence);
         let sent = Instant::now();
         let ok = exchange(conn, &request.bytes, &mut buffer).await;
         match ok {
@@ -238,6 +289,102 @@ async fn exchange(
     let ok = buffer.starts_with(b"HTTP/1.1 200")
         && find(&buffer[head_end..total], b"TASK_STATE_COMPLETED").is_some();
     Ok(ok)
+}
+
+/// The gRPC loop: one HTTP/2 connection, one call at a time; reconnects after an error.
+async fn grpc_connection_loop(
+    addr: SocketAddr,
+    load: Load,
+    prefix: u128,
+    deadline: Instant,
+    limit: Option<u64>,
+) -> (Vec<u32>, u64) {
+    let mut request = template(load.binding, load.keyed);
+    let mut latencies = Vec::with_capacity(64 * 1024);
+    let mut errors = 0u64;
+    let mut sequence: u128 = 0;
+    let mut client = None;
+    let uri: http::Uri = format!("http://{addr}/lf.a2a.v1.A2AService/SendMessage")
+        .parse()
+        .expect("a URI");
+    while Instant::now() < deadline && limit.is_none_or(|n| (latencies.len() as u64) < n) {
+        let sender = match &mut client {
+            Some(sender) => sender,
+            None => match h2_connect(addr).await {
+                Ok(sender) => client.insert(sender),
+                Err(_) => {
+                    errors += 1;
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                    continue;
+                }
+            },
+        };
+        sequence += 1;
+        patch(&mut request, prefix | sequence);
+        let sent = Instant::now();
+        match grpc_exchange(sender, &uri, &request.bytes).await {
+            Ok(true) => latencies.push(sent.elapsed().as_micros().min(u32::MAX as u128) as u32),
+            Ok(false) => errors += 1,
+            Err(_) => {
+                errors += 1;
+                client = None;
+            }
+        }
+    }
+    (latencies, errors)
+}
+
+type H2Sender = h2::client::SendRequest<bytes::Bytes>;
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+async fn h2_connect(addr: SocketAddr) -> Result<H2Sender, BoxError> {
+    let tcp = TcpStream::connect(addr).await?;
+    tcp.set_nodelay(true)?;
+    let (sender, connection) = h2::client::handshake(tcp).await?;
+    tokio::spawn(async move {
+        let _ = connection.await;
+    });
+    Ok(sender)
+}
+
+/// One unary `SendMessage` call; `Ok(true)` for status OK with a completed task.
+async fn grpc_exchange(
+    sender: &mut H2Sender,
+    uri: &http::Uri,
+    request: &[u8],
+) -> Result<bool, BoxError> {
+    use prost::Message as _;
+    let head = http::Request::post(uri.clone())
+        .header("content-type", "application/grpc")
+        .header("te", "trailers")
+        .header("a2a-version", "1.0")
+        .body(())?;
+    std::future::poll_fn(|cx| sender.poll_ready(cx)).await?;
+    let (answer, mut body) = sender.send_request(head, false)?;
+    body.send_data(bytes::Bytes::copy_from_slice(request), true)?;
+    let answer = answer.await?;
+    let ok_head = answer.status() == http::StatusCode::OK;
+    let mut answer = answer.into_body();
+    let mut data = Vec::new();
+    while let Some(chunk) = answer.data().await {
+        let chunk = chunk?;
+        let _ = answer.flow_control().release_capacity(chunk.len());
+        data.extend_from_slice(&chunk);
+    }
+    let trailers = answer.trailers().await?;
+    let status_ok = trailers
+        .as_ref()
+        .and_then(|t| t.get("grpc-status"))
+        .is_some_and(|v| v == "0");
+    let completed = data.len() > 5
+        && a2a_protocol_grpc::pb::SendMessageResponse::decode(&data[5..]).is_ok_and(|r| {
+            matches!(
+                r.payload,
+                Some(a2a_protocol_grpc::pb::send_message_response::Payload::Task(ref task))
+                    if task.status.as_ref().is_some_and(|s| s.state == a2a_protocol_grpc::pb::TaskState::Completed as i32)
+            )
+        });
+    Ok(ok_head && status_ok && completed)
 }
 
 fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {

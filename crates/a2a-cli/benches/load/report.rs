@@ -90,13 +90,26 @@ struct Target {
 /// round: the two are measured minutes apart at most, so the shared machine's drift over the
 /// whole run cancels out of each pair.
 fn paired_ratio(samples: &[Sample], a: (&Kind, bool), b: (&Kind, bool)) -> f64 {
-    let rps = |(kind, keyed): (&Kind, bool), round: usize| {
+    paired_binding_ratio(
+        samples,
+        (a.0, Binding::JsonRpc, a.1),
+        (b.0, Binding::JsonRpc, b.1),
+    )
+}
+
+/// [`paired_ratio`] of configurations that may differ in binding too.
+fn paired_binding_ratio(
+    samples: &[Sample],
+    a: (&Kind, Binding, bool),
+    b: (&Kind, Binding, bool),
+) -> f64 {
+    let rps = |(kind, binding, keyed): (&Kind, Binding, bool), round: usize| {
         samples
             .iter()
             .find(|s| {
                 &s.kind == kind
                     && s.keyed == keyed
-                    && s.binding == Binding::JsonRpc
+                    && s.binding == binding
                     && s.concurrency == 16
                     && s.round == round
             })
@@ -128,6 +141,27 @@ fn targets(samples: &[Sample], memory: &MemoryRuns, follow_ups: &[FollowUpCost])
     let observed = rps_of(samples, &Kind::Observed, Binding::JsonRpc, true, 16);
     let dark = rps_of(samples, &Kind::Dark, Binding::JsonRpc, true, 16);
     let observed_share = paired_ratio(samples, (&Kind::Observed, true), (&Kind::Dark, true));
+    let grpc_vs_jsonrpc = |keyed: bool| {
+        let share = paired_binding_ratio(
+            samples,
+            (&ours, Binding::Grpc, keyed),
+            (&ours, Binding::JsonRpc, keyed),
+        );
+        let grpc = rps_of(samples, &ours, Binding::Grpc, keyed, 16);
+        let jsonrpc = rps_of(samples, &ours, Binding::JsonRpc, keyed, 16);
+        Target {
+            what: format!(
+                "gRPC vs JSON-RPC ({}, in-memory, c16)",
+                if keyed { "keyed" } else { "unkeyed" }
+            ),
+            goal: "≥ 100 %".into(),
+            measured: format!(
+                "{:.0} % (medians {grpc:.0} vs {jsonrpc:.0} req/s)",
+                100.0 * share
+            ),
+            met: share >= 1.0,
+        }
+    };
     let ratio = |a: f64, b: f64| if b > 0.0 { a / b } else { 0.0 };
     let growth = ratio(
         memory.rss_after_1m_kib as f64,
@@ -165,6 +199,8 @@ fn targets(samples: &[Sample], memory: &MemoryRuns, follow_ups: &[FollowUpCost])
             ),
             met: observed_share >= 0.95,
         },
+        grpc_vs_jsonrpc(false),
+        grpc_vs_jsonrpc(true),
         Target {
             what: "a2a-rust vs the Python a2a-sdk (JSON-RPC, in-memory, c16)".into(),
             goal: "≥ 50 ×".into(),
@@ -250,7 +286,12 @@ fn rows() -> Vec<(Kind, Binding, bool)> {
         }
     }
     for store in ["memory", "sqlite", "postgres"] {
-        for binding in [Binding::JsonRpc, Binding::HttpJson] {
+        let bindings: &[Binding] = if store == "memory" {
+            &[Binding::JsonRpc, Binding::HttpJson, Binding::Grpc]
+        } else {
+            &[Binding::JsonRpc, Binding::HttpJson]
+        };
+        for &binding in bindings {
             for keyed in [false, true] {
                 rows.push((Kind::Ours(store), binding, keyed));
             }

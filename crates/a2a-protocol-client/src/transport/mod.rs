@@ -2,6 +2,8 @@
 //! opening of an event stream, and its HTTP implementation for the JSON-RPC and HTTP+JSON
 //! bindings. Retries, tenants and headers live above this layer.
 
+#[cfg(feature = "grpc")]
+mod grpc;
 mod jsonrpc;
 mod over_http;
 mod rest;
@@ -15,7 +17,9 @@ use serde_json::Value;
 use crate::client::EventStream;
 use crate::error::ClientError;
 use crate::operation::Operation;
-pub(crate) use over_http::{HttpTransport, Timeouts};
+#[cfg(feature = "grpc")]
+pub(crate) use grpc::GrpcTransport;
+pub(crate) use over_http::{HttpBinding, HttpTransport, Timeouts};
 
 /// Runs before every attempt of every request, and may wait (say, for a token service, or to
 /// sign the request): it adds or changes headers, or refuses, and a refused request is not
@@ -94,11 +98,15 @@ impl<T: Transport + ?Sized> Transport for std::sync::Arc<T> {
 /// assert!(client.is_ok());
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Binding {
     /// JSON-RPC 2.0 (`JSONRPC`).
     JsonRpc,
     /// HTTP+JSON (`HTTP+JSON`).
     HttpJson,
+    /// gRPC (`GRPC`), with the crate's `grpc` feature; without it, a client built for it
+    /// fails with [`ClientError::Config`].
+    Grpc,
 }
 
 impl Binding {
@@ -108,11 +116,13 @@ impl Binding {
     /// use a2a_protocol_client::Binding;
     ///
     /// assert_eq!((Binding::JsonRpc.name(), Binding::HttpJson.name()), ("JSONRPC", "HTTP+JSON"));
+    /// assert_eq!(Binding::Grpc.name(), "GRPC");
     /// ```
     pub fn name(self) -> &'static str {
         match self {
             Binding::JsonRpc => a2a_protocol_types::agent_card::BINDING_JSONRPC,
             Binding::HttpJson => a2a_protocol_types::agent_card::BINDING_HTTP_JSON,
+            Binding::Grpc => a2a_protocol_types::agent_card::BINDING_GRPC,
         }
     }
 }

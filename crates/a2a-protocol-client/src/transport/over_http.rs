@@ -21,9 +21,34 @@ pub(crate) struct Timeouts {
     pub(crate) stream_idle: Option<Duration>,
 }
 
+/// One of the two bindings over plain HTTP.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum HttpBinding {
+    JsonRpc,
+    HttpJson,
+}
+
+impl HttpBinding {
+    /// The HTTP binding `binding` is, if it is one.
+    pub(crate) fn of(binding: Binding) -> Option<Self> {
+        match binding {
+            Binding::JsonRpc => Some(HttpBinding::JsonRpc),
+            Binding::HttpJson => Some(HttpBinding::HttpJson),
+            Binding::Grpc => None,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            HttpBinding::JsonRpc => Binding::JsonRpc.name(),
+            HttpBinding::HttpJson => Binding::HttpJson.name(),
+        }
+    }
+}
+
 /// An agent reached over HTTP, on one of the two HTTP bindings.
 pub(crate) struct HttpTransport {
-    binding: Binding,
+    binding: HttpBinding,
     url: String,
     http: reqwest::Client,
     credentials: Option<crate::auth::Placed>,
@@ -33,7 +58,7 @@ pub(crate) struct HttpTransport {
 
 impl HttpTransport {
     pub(crate) fn new(
-        binding: Binding,
+        binding: HttpBinding,
         url: String,
         http: reqwest::Client,
         credentials: Option<crate::auth::Placed>,
@@ -54,11 +79,11 @@ impl HttpTransport {
         request: &TransportRequest<'_>,
     ) -> Result<reqwest::RequestBuilder, ClientError> {
         let builder = match self.binding {
-            Binding::JsonRpc => {
+            HttpBinding::JsonRpc => {
                 let id = self.next_id.fetch_add(1, Ordering::Relaxed);
                 jsonrpc::request(&self.http, &self.url, id, request.operation, request.params)
             }
-            Binding::HttpJson => {
+            HttpBinding::HttpJson => {
                 rest::request(&self.http, &self.url, request.operation, request.params)?
             }
         };
@@ -76,8 +101,8 @@ impl HttpTransport {
         body: &[u8],
     ) -> Result<Value, ClientError> {
         match self.binding {
-            Binding::JsonRpc => jsonrpc::decode(status, retry_after, body),
-            Binding::HttpJson => rest::decode(status, retry_after, body),
+            HttpBinding::JsonRpc => jsonrpc::decode(status, retry_after, body),
+            HttpBinding::HttpJson => rest::decode(status, retry_after, body),
         }
     }
 }
@@ -149,7 +174,7 @@ impl Transport for HttpTransport {
 /// Parses an SSE byte stream into events, decoding each per the binding.
 fn events(
     bytes: impl Stream<Item = reqwest::Result<bytes::Bytes>> + Send + 'static,
-    binding: Binding,
+    binding: HttpBinding,
     idle: Option<Duration>,
 ) -> EventStream {
     struct State<S> {
@@ -168,8 +193,8 @@ fn events(
         loop {
             if let Some(data) = state.ready.pop_front() {
                 let event = match binding {
-                    Binding::JsonRpc => jsonrpc::decode_event(&data),
-                    Binding::HttpJson => serde_json::from_str::<StreamResponse>(&data)
+                    HttpBinding::JsonRpc => jsonrpc::decode_event(&data),
+                    HttpBinding::HttpJson => serde_json::from_str::<StreamResponse>(&data)
                         .map_err(|e| ClientError::Decode(format!("stream event: {e}"))),
                 };
                 return Some((event, state));

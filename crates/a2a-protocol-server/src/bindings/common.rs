@@ -96,26 +96,40 @@ pub(crate) fn call_context(
 }
 
 /// The span a request runs in, the same on every binding: `a2a_request` at info, with its
-/// binding, operation and trace id; with the `otel` feature, a child of the caller's span in
-/// the OpenTelemetry context (which may make the request's trace context the span's own).
+/// binding, operation and trace id; when `state` joins OpenTelemetry traces, a child of the
+/// caller's span in the OpenTelemetry context (which may make the request's trace context
+/// the span's own).
 pub(crate) fn request_span(
+    state: &AppState,
     binding: &'static str,
     operation: &'static str,
     #[cfg_attr(not(feature = "otel"), allow(unused_variables))] headers: &HeaderMap,
-    #[cfg_attr(not(feature = "otel"), allow(unused_variables))] ctx: &mut CallContext,
+    ctx: &mut CallContext,
 ) -> tracing::Span {
-    let span = tracing::info_span!(
+    #[cfg(feature = "otel")]
+    if state.joins_otel {
+        let span = tracing::info_span!(
+            "a2a_request",
+            binding,
+            operation,
+            trace_id = tracing::field::Empty,
+        );
+        crate::telemetry::join_otel_trace(&span, headers, &mut ctx.trace);
+        if let Some(trace) = ctx.trace.filter(|_| !span.is_disabled()) {
+            span.record("trace_id", trace.trace_id().as_str());
+        }
+        return span;
+    }
+    #[cfg(not(feature = "otel"))]
+    let _ = state;
+    // The trace id is known before the span opens, so it is formatted with the other fields
+    // rather than recorded after (which costs a second pass over the span's fields).
+    tracing::info_span!(
         "a2a_request",
         binding,
         operation,
-        trace_id = tracing::field::Empty,
-    );
-    #[cfg(feature = "otel")]
-    crate::telemetry::join_otel_trace(&span, headers, &mut ctx.trace);
-    if let Some(trace) = ctx.trace.filter(|_| !span.is_disabled()) {
-        span.record("trace_id", tracing::field::display(trace.trace_id()));
-    }
-    span
+        trace_id = ctx.trace.map(|trace| trace.trace_id()).as_deref(),
+    )
 }
 
 /// How long after its deadline a request is cut off: the handler answers a blocking send at

@@ -108,6 +108,19 @@ fn refuse(
     error: &A2aError,
     challenges: &[String],
 ) -> Response {
+    #[cfg(feature = "grpc")]
+    if super::grpc::is_grpc(&parts.headers) {
+        // A gRPC client reads a status, not an HTTP error: the same code and details the
+        // service itself would answer.
+        let mut response =
+            a2a_protocol_grpc::status::to_status(error).into_http::<axum::body::Body>();
+        for challenge in challenges {
+            if let Ok(value) = HeaderValue::from_str(challenge) {
+                response.headers_mut().append(WWW_AUTHENTICATE, value);
+            }
+        }
+        return response;
+    }
     let jsonrpc = parts.method == Method::POST
         && state.config.jsonrpc_path.as_deref() == Some(parts.uri.path());
     let status =

@@ -22,6 +22,14 @@ use crate::telemetry;
 /// The path prefix of the service's methods.
 pub(crate) const SERVICE_PATH: &str = "/lf.a2a.v1.A2AService/{*method}";
 
+/// Whether a request is a gRPC call (`application/grpc`, with or without a subtype).
+pub(crate) fn is_grpc(headers: &http::HeaderMap) -> bool {
+    headers
+        .get(http::header::CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .is_some_and(|value| value.starts_with("application/grpc"))
+}
+
 /// A stream of events as the generated service answers it.
 type Events = Pin<Box<dyn Stream<Item = Result<pb::StreamResponse, Status>> + Send>>;
 
@@ -62,7 +70,7 @@ impl Grpc {
             return Err(to_status(&error));
         }
         let mut ctx = common::call_context(&self.state, &headers, extensions);
-        let span = common::request_span("grpc", operation, &headers, &mut ctx);
+        let span = common::request_span(&self.state, "grpc", operation, &headers, &mut ctx);
         let timer = telemetry::RequestTimer::start("grpc", operation);
         let outcome = common::within_deadline(ctx.deadline, call(ctx))
             .instrument(span)

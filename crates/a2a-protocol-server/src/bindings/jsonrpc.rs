@@ -233,7 +233,7 @@ pub(crate) async fn handle(State(state): State<AppState>, request: Request<Body>
     let mut ctx = common::call_context(&state, &parts.headers, &parts.extensions);
     let mut declared = Vec::new();
     let operation = telemetry::operation_label(&request.method);
-    let span = common::request_span("jsonrpc", operation, &parts.headers, &mut ctx);
+    let span = common::request_span(&state, "jsonrpc", operation, &parts.headers, &mut ctx);
     let timer = telemetry::RequestTimer::start("jsonrpc", operation);
     let outcome = common::within_deadline(
         ctx.deadline,

@@ -29,6 +29,9 @@ pub(crate) struct AppState {
     pub(crate) config: Arc<ServerConfig>,
     pub(crate) shutdown: CancellationToken,
     pub(crate) metrics: Arc<crate::telemetry::RequestMetrics>,
+    /// Whether request spans join the caller's trace in the OpenTelemetry context: whether an
+    /// OpenTelemetry layer was installed when the router was made.
+    pub(crate) joins_otel: bool,
     pub(crate) started: std::time::SystemTime,
     pub(crate) gate: gate::Gate,
 }
@@ -49,6 +52,7 @@ pub(crate) fn router(
         config: Arc::clone(&config),
         shutdown,
         metrics: Arc::default(),
+        joins_otel: crate::telemetry::exports_spans(),
         started: std::time::SystemTime::now(),
     };
     let mut router = Router::new().route(

@@ -527,7 +527,7 @@ pub(crate) async fn handle(State(state): State<AppState>, request: Request<Body>
     let declared = body.declared_extensions();
     let mut ctx = common::call_context(&state, &parts.headers, &parts.extensions);
     let label = operation.label();
-    let span = common::request_span("http+json", label, &parts.headers, &mut ctx);
+    let span = common::request_span(&state, "http+json", label, &parts.headers, &mut ctx);
     let timer = telemetry::RequestTimer::start("http+json", label);
     let outcome = common::within_deadline(
         ctx.deadline,

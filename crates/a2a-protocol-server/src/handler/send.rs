@@ -439,8 +439,8 @@ impl RequestHandler {
         // No trace id of its own: the turn's span is a child of its request's, which has it.
         let span = tracing::info_span!(
             "agent_turn",
-            task_id = %live.task_id,
-            context_id = %ctx.context_id,
+            task_id = live.task_id.as_str(),
+            context_id = ctx.context_id.as_str(),
         );
         let turn = async move {
             let _active = telemetry::GaugeHeld::active_turn();

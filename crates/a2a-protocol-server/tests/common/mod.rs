@@ -1,6 +1,8 @@
-//! Test harness: real servers on 127.0.0.1:0, spoken to over real HTTP on either binding.
+//! Test harness: real servers on 127.0.0.1:0, spoken to over the network on each binding:
+//! JSON-RPC and HTTP+JSON over HTTP/1.1, gRPC over HTTP/2 to the same port.
 #![allow(dead_code)]
 
+pub mod grpc;
 pub mod stores;
 
 use std::sync::Arc;
@@ -14,6 +16,7 @@ use a2a_protocol_server::{
 };
 use a2a_protocol_types::A2aError;
 use async_trait::async_trait;
+use futures::StreamExt;
 use serde_json::{Value, json};
 use tokio::sync::oneshot;
 
@@ -123,20 +126,37 @@ impl AgentExecutor for CountingAgent {
 pub enum Binding {
     JsonRpc,
     Rest,
+    Grpc,
 }
 
-pub const BINDINGS: [Binding; 2] = [Binding::JsonRpc, Binding::Rest];
+/// Every binding: what an operation does must not depend on how it was asked.
+pub const BINDINGS: [Binding; 3] = [Binding::JsonRpc, Binding::Rest, Binding::Grpc];
 
-/// An A2A error as either binding reports it: HTTP status, JSON-RPC code (JSON-RPC only),
-/// `ErrorInfo.reason`, message, and the whole body.
+/// The two over HTTP/1.1, for what only they can say: raw bodies, query strings, HTTP status.
+pub const HTTP_BINDINGS: [Binding; 2] = [Binding::JsonRpc, Binding::Rest];
+
+/// An A2A error as any binding reports it: HTTP status (0 on gRPC), JSON-RPC code (JSON-RPC
+/// only), gRPC status code (gRPC only), `ErrorInfo.reason`, message, and the whole body (the
+/// details, on gRPC).
 #[derive(Debug, Clone)]
 pub struct WireError {
     pub status: u16,
     pub code: Option<i64>,
+    pub grpc: Option<tonic::Code>,
     pub reason: String,
     pub message: String,
     pub retry_after: Option<String>,
     pub body: Value,
+}
+
+/// Asserts the status an error came with: `http` on the HTTP bindings, `grpc` on gRPC.
+pub fn assert_status(error: &WireError, binding: Binding, http: u16, grpc: tonic::Code) {
+    match binding {
+        Binding::Grpc => assert_eq!(error.grpc, Some(grpc), "{binding:?}: {error:?}"),
+        Binding::JsonRpc | Binding::Rest => {
+            assert_eq!(error.status, http, "{binding:?}: {}", error.body);
+        }
+    }
 }
 
 pub fn client() -> reqwest::Client {
@@ -169,6 +189,7 @@ fn wire_error(status: u16, retry_after: Option<String>, body: Value) -> WireErro
     WireError {
         status,
         code,
+        grpc: None,
         reason,
         message: error["message"].as_str().unwrap_or("").to_owned(),
         retry_after,
@@ -257,6 +278,9 @@ pub async fn call_with(
     params: Value,
     headers: &[(&str, &str)],
 ) -> Result<Value, WireError> {
+    if binding == Binding::Grpc {
+        return grpc::call(base, method, params, headers).await;
+    }
     call_shaped(binding, base, method, params, |mut request| {
         for (name, value) in headers {
             request = request.header(*name, *value);
@@ -281,6 +305,7 @@ pub async fn call_shaped(
             .post(format!("{base}/"))
             .json(&json!({"jsonrpc": "2.0", "id": 7, "method": method, "params": params})),
         Binding::Rest => rest_request(&client, base, &Call { method, params }),
+        Binding::Grpc => panic!("a request shaped by HTTP is for the HTTP bindings"),
     };
     let request = shape(request.header("A2A-Version", "1.0"));
     let response = request.send().await.expect("request sent");
@@ -294,6 +319,7 @@ pub async fn call_shaped(
     let body: Value =
         serde_json::from_str(&text).unwrap_or_else(|_| panic!("JSON body, got {status}: {text}"));
     match binding {
+        Binding::Grpc => unreachable!("answered above"),
         Binding::JsonRpc => {
             if body.get("error").is_some() {
                 Err(wire_error(status, retry_after, body))
@@ -337,6 +363,7 @@ pub async fn send_streaming_shaped(
             .post(format!("{base}/"))
             .json(&json!({"jsonrpc": "2.0", "id": 9, "method": method, "params": params})),
         Binding::Rest => rest_request(&client, base, &Call { method, params }),
+        Binding::Grpc => panic!("a request shaped by HTTP is for the HTTP bindings"),
     };
     shape(request.header("A2A-Version", "1.0"))
         .send()
@@ -351,6 +378,14 @@ pub async fn stream(
     method: &str,
     params: Value,
 ) -> Result<Vec<Value>, WireError> {
+    if binding == Binding::Grpc {
+        let mut events = grpc::open(base, method, params).await?;
+        let mut all = Vec::new();
+        while let Some(event) = events.next().await {
+            all.push(event?);
+        }
+        return Ok(all);
+    }
     let response = send_streaming(binding, base, method, params).await;
     let status = response.status().as_u16();
     let retry_after = response
@@ -385,7 +420,7 @@ pub async fn stream(
                 assert_eq!(value["id"], 9, "{value}");
                 value["result"].clone()
             }
-            Binding::Rest => value,
+            Binding::Rest | Binding::Grpc => value,
         };
         events.push(event);
     }
@@ -443,18 +478,34 @@ pub fn key() -> String {
 }
 
 /// A stream read one event at a time, so a test can act between events.
-pub struct EventReader {
-    response: reqwest::Response,
-    buffer: String,
-    binding: Binding,
+pub enum EventReader {
+    Sse {
+        response: reqwest::Response,
+        buffer: String,
+        binding: Binding,
+    },
+    Grpc(grpc::Events),
 }
 
 impl EventReader {
     /// The next event, or `None` once the server ended the stream.
     pub async fn next(&mut self) -> Option<Value> {
+        let (response, buffer, binding) = match self {
+            EventReader::Grpc(events) => {
+                return events
+                    .next()
+                    .await
+                    .map(|event| event.unwrap_or_else(|e| panic!("the stream failed: {e:?}")));
+            }
+            EventReader::Sse {
+                response,
+                buffer,
+                binding,
+            } => (response, buffer, *binding),
+        };
         loop {
-            if let Some(end) = self.buffer.find("\n\n") {
-                let block: String = self.buffer.drain(..end + 2).collect();
+            if let Some(end) = buffer.find("\n\n") {
+                let block: String = buffer.drain(..end + 2).collect();
                 let data: Vec<&str> = block
                     .lines()
                     .filter_map(|line| line.strip_prefix("data:"))
@@ -464,19 +515,25 @@ impl EventReader {
                     continue;
                 }
                 let value: Value = serde_json::from_str(&data.join("\n")).expect("event JSON");
-                return Some(match self.binding {
+                return Some(match binding {
                     Binding::JsonRpc => value["result"].clone(),
-                    Binding::Rest => value,
+                    Binding::Rest | Binding::Grpc => value,
                 });
             }
-            let chunk = self.response.chunk().await.expect("stream readable")?;
-            self.buffer.push_str(&String::from_utf8_lossy(&chunk));
+            let chunk = response.chunk().await.expect("stream readable")?;
+            buffer.push_str(&String::from_utf8_lossy(&chunk));
         }
     }
 }
 
 /// Opens a streaming operation; fails the test unless the server answers with a stream.
 pub async fn open_stream(binding: Binding, base: &str, method: &str, params: Value) -> EventReader {
+    if binding == Binding::Grpc {
+        return match grpc::open(base, method, params).await {
+            Ok(events) => EventReader::Grpc(events),
+            Err(error) => panic!("a stream, got {error:?}"),
+        };
+    }
     let response = send_streaming(binding, base, method, params).await;
     let content_type = response
         .headers()
@@ -489,7 +546,7 @@ pub async fn open_stream(binding: Binding, base: &str, method: &str, params: Val
         "a stream, got {} {content_type}",
         response.status()
     );
-    EventReader {
+    EventReader::Sse {
         response,
         buffer: String::new(),
         binding,
