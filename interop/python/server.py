@@ -1,7 +1,7 @@
 """An echo agent served by the official Python SDK (a2a-sdk), for our client's interop tests.
 
-Usage: server.py PORT GRPC_PORT -- JSON-RPC at /, HTTP+JSON at the root, card at the well-known
-path, gRPC on GRPC_PORT. It echoes the text of each message as an artifact; "cancel me" works
+Usage: server.py PORT [GRPC_PORT] -- JSON-RPC at /, HTTP+JSON at the root, card at the
+well-known path, and gRPC on GRPC_PORT when given. It echoes the text of each message as an artifact; "cancel me" works
 until canceled.
 """
 
@@ -64,10 +64,12 @@ async def main(port, grpc_port):
         supported_interfaces=[
             AgentInterface(url=base, protocol_binding="JSONRPC", protocol_version="1.0"),
             AgentInterface(url=base, protocol_binding="HTTP+JSON", protocol_version="1.0"),
-            AgentInterface(
-                url=f"http://127.0.0.1:{grpc_port}", protocol_binding="GRPC", protocol_version="1.0"
-            ),
-        ],
+        ]
+        + (
+            [AgentInterface(url=f"http://127.0.0.1:{grpc_port}", protocol_binding="GRPC", protocol_version="1.0")]
+            if grpc_port
+            else []
+        ),
         capabilities=AgentCapabilities(streaming=True),
         default_input_modes=["text/plain"],
         default_output_modes=["text/plain"],
@@ -79,16 +81,19 @@ async def main(port, grpc_port):
         + create_jsonrpc_routes(handler, rpc_url="/")
         + create_rest_routes(handler)
     )
-    grpc_server = grpc.aio.server()
-    a2a_pb2_grpc.add_A2AServiceServicer_to_server(GrpcHandler(handler), grpc_server)
-    grpc_server.add_insecure_port(f"127.0.0.1:{grpc_port}")
-    await grpc_server.start()
+    grpc_server = None
+    if grpc_port:
+        grpc_server = grpc.aio.server()
+        a2a_pb2_grpc.add_A2AServiceServicer_to_server(GrpcHandler(handler), grpc_server)
+        grpc_server.add_insecure_port(f"127.0.0.1:{grpc_port}")
+        await grpc_server.start()
     http = uvicorn.Server(
         uvicorn.Config(Starlette(routes=routes), host="127.0.0.1", port=port, log_level="warning")
     )
     await http.serve()
-    await grpc_server.stop(None)
+    if grpc_server is not None:
+        await grpc_server.stop(None)
 
 
 if __name__ == "__main__":
-    asyncio.run(main(int(sys.argv[1]), int(sys.argv[2])))
+    asyncio.run(main(int(sys.argv[1]), int(sys.argv[2]) if len(sys.argv) > 2 else None))

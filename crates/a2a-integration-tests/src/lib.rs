@@ -26,4 +26,6 @@ mod guide {
     struct Security;
     #[doc = include_str!("../../../docs/embedding.md")]
     struct Embedding;
+    #[doc = include_str!("../../../docs/grpc.md")]
+    struct Grpc;
 }

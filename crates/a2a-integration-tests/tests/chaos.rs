@@ -1,6 +1,7 @@
-//! Chaos: 1 000 keyed sends from 8 concurrent clients with the retry policy, through a proxy
-//! that breaks about 30 % of connections at random points (closed on accept, cut after the
-//! request, cut mid-answer, cut mid-stream), against the in-memory, SQLite and PostgreSQL
+//! Chaos: 1 000 keyed sends from 9 concurrent clients with the retry policy, a third each on
+//! JSON-RPC, HTTP+JSON and gRPC, through a proxy that breaks about 30 % of connections (of
+//! calls, on gRPC's shared HTTP/2 connections) at random points (closed on accept, cut after
+//! the request, cut mid-answer, cut mid-stream), against the in-memory, SQLite and PostgreSQL
 //! stores, unary and streaming mixed. Every send must end with exactly one task, the agent must
 //! run exactly once per key, and the server must log no error.
 //!
@@ -30,7 +31,7 @@ use tracing_subscriber::Layer as _;
 use tracing_subscriber::layer::SubscriberExt;
 
 const SENDS: usize = 1_000;
-const CLIENTS: usize = 8;
+const CLIENTS: usize = 9;
 const FAULT_RATE: f64 = 0.3;
 
 /// Echoes after a short pause, and records which key each turn ran for.
@@ -188,11 +189,7 @@ async fn run(
     let started = Instant::now();
     let url = proxy.url();
     let clients = (0..CLIENTS).map(|c| {
-        let binding = if c % 2 == 0 {
-            Binding::JsonRpc
-        } else {
-            Binding::HttpJson
-        };
+        let binding = [Binding::JsonRpc, Binding::HttpJson, Binding::Grpc][c % 3];
         let client = client(&url, binding);
         tokio::spawn(async move {
             let mut sent = Vec::new();

@@ -1,6 +1,8 @@
 //! The client's retry policy against our server, through a proxy that cuts connections after
 //! the request went through: a keyed send to an agent that honours keys is retried and runs
-//! once; anything that could run twice is not re-sent.
+//! once; anything that could run twice is not re-sent. On every binding: over gRPC the proxy
+//! breaks calls on the HTTP/2 connection they share, and a call after a cut reconnects, so
+//! connections still count attempts.
 
 use std::time::Duration;
 
@@ -17,7 +19,7 @@ use a2a_protocol_types::{
 };
 use futures::StreamExt;
 
-const BINDINGS: [Binding; 2] = [Binding::JsonRpc, Binding::HttpJson];
+const BINDINGS: [Binding; 3] = [Binding::JsonRpc, Binding::HttpJson, Binding::Grpc];
 
 fn fresh_connections() -> reqwest::Client {
     reqwest::Client::builder()
@@ -351,16 +353,23 @@ async fn silent_server() -> (String, std::sync::Arc<std::sync::atomic::AtomicUsi
 
 #[tokio::test]
 async fn a_call_that_times_out_is_retried_only_where_it_cannot_run_twice() {
-    use std::sync::atomic::Ordering;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
     for binding in BINDINGS {
         let (url, accepted) = silent_server().await;
+        // Attempts counted as the client makes them (over gRPC they share one connection).
+        let attempts = Arc::new(AtomicUsize::new(0));
         let client = |honours| {
+            let counter = Arc::clone(&attempts);
             ClientBuilder::new(&url)
                 .with_binding(binding)
                 .with_http_client(fresh_connections())
                 .with_peer_honouring_idempotency(honours)
                 .with_retry_policy(policy().with_max_attempts(3))
                 .with_request_timeout(Duration::from_millis(300))
+                .with_request_hook(move |_: &mut http::HeaderMap| {
+                    counter.fetch_add(1, Ordering::SeqCst);
+                })
                 .build()
                 .expect("client")
         };
@@ -374,9 +383,13 @@ async fn a_call_that_times_out_is_retried_only_where_it_cannot_run_twice() {
             "{binding:?}: {error}"
         );
         assert_eq!(
-            accepted.swap(0, Ordering::SeqCst),
+            attempts.swap(0, Ordering::SeqCst),
             3,
             "{binding:?}: a keyed send to an agent that honours keys is retried"
+        );
+        assert!(
+            accepted.swap(0, Ordering::SeqCst) > 0,
+            "{binding:?}: it reached the server"
         );
         let error = client(true)
             .send_message(SendMessageRequest::new(Message::user_text("unkeyed")))
@@ -388,7 +401,7 @@ async fn a_call_that_times_out_is_retried_only_where_it_cannot_run_twice() {
             "{binding:?}: {error}"
         );
         assert_eq!(
-            accepted.swap(0, Ordering::SeqCst),
+            attempts.swap(0, Ordering::SeqCst),
             1,
             "{binding:?}: an unkeyed send is not"
         );

@@ -226,6 +226,8 @@ mod preface {
         /// Bytes still to come under the deadline.
         left: usize,
         deadline: Pin<Box<tokio::time::Sleep>>,
+        /// Whether the connection opened with the HTTP/2 preface.
+        http2: bool,
     }
 
     impl<I> Deadline<I> {
@@ -234,6 +236,7 @@ mod preface {
                 io,
                 left: PREFACE_LEN,
                 deadline: Box::pin(tokio::time::sleep(limit)),
+                http2: false,
             }
         }
     }
@@ -252,6 +255,11 @@ mod preface {
             match Pin::new(&mut this.io).poll_read(cx, buf) {
                 Poll::Ready(result) => {
                     let read = buf.filled().len() - before;
+                    if this.left == PREFACE_LEN && read > 0 {
+                        let first = &buf.filled()[before..];
+                        let mark = &b"PRI "[..first.len().min(4)];
+                        this.http2 = first.starts_with(mark);
+                    }
                     // End of stream (nothing read) ends the deadline too.
                     this.left = if read == 0 {
                         0
@@ -296,8 +304,43 @@ mod preface {
             Pin::new(&mut self.get_mut().io).poll_write_vectored(cx, bufs)
         }
 
+        /// Not on HTTP/2: there `h2` writes a DATA frame over 256 bytes from its own buffer
+        /// and flushes before queuing another frame, so a gRPC answer (headers and message,
+        /// then trailers) takes two writes; told the socket is not vectored, it copies frames
+        /// up to 1 KiB into one buffer, and a typical answer goes out in one write. HTTP/1.1
+        /// keeps vectored writes.
         fn is_write_vectored(&self) -> bool {
-            self.io.is_write_vectored()
+            !self.http2 && self.io.is_write_vectored()
+        }
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+        /// What a connection opening with `first` reports about vectored writes.
+        async fn vectored_after(first: &[u8]) -> bool {
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+                .await
+                .expect("bind");
+            let mut client = tokio::net::TcpStream::connect(listener.local_addr().expect("addr"))
+                .await
+                .expect("connect");
+            let (server, _) = listener.accept().await.expect("accept");
+            client.write_all(first).await.expect("write");
+            let mut io = Deadline::new(server, Duration::from_secs(5));
+            assert!(io.is_write_vectored(), "a socket writes vectored");
+            let mut buffer = [0u8; 64];
+            let read = io.read(&mut buffer).await.expect("read");
+            assert!(read > 0);
+            io.is_write_vectored()
+        }
+
+        #[tokio::test]
+        async fn http2_connections_write_one_buffer_and_http1_ones_stay_vectored() {
+            assert!(!vectored_after(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n").await);
+            assert!(vectored_after(b"POST / HTTP/1.1\r\nHost: a\r\n\r\n").await);
         }
     }
 }

@@ -3,7 +3,9 @@
 //!
 //! `a2a demo` puts one in front of its agent; the chaos and retry tests put one in front of
 //! theirs. Each accepted connection takes the next planned [`Fault`]; when none is planned it
-//! passes, or, with [`FaultProxy::with_chaos`], draws one at random.
+//! passes, or, with [`FaultProxy::with_chaos`], draws one at random. On an HTTP/2 connection
+//! (gRPC), which carries many calls, each call takes the next fault instead, and a fault that
+//! fires cuts the connection and so every call on it.
 //!
 //! ```
 //! use a2a_cli::fault_proxy::{Fault, FaultProxy};
@@ -27,8 +29,10 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
 mod events;
+mod http2;
 
 use events::{Byte, EventEnds};
+use http2::Http2Cut;
 
 /// What the proxy does to one connection.
 ///
@@ -58,8 +62,8 @@ pub enum Fault {
     /// Forward the first `n` bytes of the answer, then drop the client's connection.
     CutAfterBytes(usize),
     /// Forward the answer up to and including the `n`-th SSE event (the `n`-th blank line
-    /// of the stream, whatever its line ends or transfer coding), then drop the client's
-    /// connection.
+    /// of the stream, whatever its line ends or transfer coding), or on HTTP/2 the frame that
+    /// completes the `n`-th gRPC message, then drop the client's connection.
     CutAfterEvents(usize),
 }
 
@@ -101,6 +105,7 @@ impl Chaos {
 
 /// What connections met, as it happened: a planned cut that falls past the end of its answer
 /// counts as passed, and a stream cut planned for a plain answer cuts it where its body starts.
+/// On HTTP/2 the counts are of calls: each answered call, or the one a cut was planned for.
 ///
 /// ```
 /// use a2a_cli::fault_proxy::FaultCounts;
@@ -236,8 +241,11 @@ impl FaultProxy {
                 let fault = lock(&planner_for_loop).next();
                 let planner = Arc::clone(&planner_for_loop);
                 tokio::spawn(async move {
-                    let outcome = relay(client, upstream, fault).await;
-                    lock(&planner).counts.record(outcome);
+                    let outcomes = relay(client, upstream, fault, &planner).await;
+                    let mut planner = lock(&planner);
+                    for outcome in outcomes {
+                        planner.counts.record(outcome);
+                    }
                 });
             }
         });
@@ -368,40 +376,86 @@ fn lock(planner: &Mutex<Planner>) -> std::sync::MutexGuard<'_, Planner> {
     planner.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-async fn relay(client: TcpStream, upstream: SocketAddr, fault: Fault) -> Outcome {
+/// Relays one connection under `fault`; returns what its answer (or, on HTTP/2, each of its
+/// calls) met.
+async fn relay(
+    client: TcpStream,
+    upstream: SocketAddr,
+    fault: Fault,
+    planner: &Mutex<Planner>,
+) -> Vec<Outcome> {
     if fault == Fault::Refuse {
-        return Outcome::Refused;
+        return vec![Outcome::Refused];
     }
     let Ok(server) = TcpStream::connect(upstream).await else {
-        return Outcome::Refused;
+        return vec![Outcome::Refused];
     };
     let _ = client.set_nodelay(true);
     let _ = server.set_nodelay(true);
     let (mut client_read, mut client_write) = client.into_split();
     let (mut server_read, mut server_write) = server.into_split();
+    // The client's first bytes tell HTTP/2 (its preface) from HTTP/1.1.
+    let mut opening = Vec::new();
+    let mut buffer = vec![0u8; 16 * 1024];
+    while opening.len() < 4 {
+        match client_read.read(&mut buffer).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => opening.extend_from_slice(&buffer[..n]),
+        }
+    }
+    let http2 =
+        opening.starts_with(&http2::PREFACE_START[..opening.len().min(4)]) && !opening.is_empty();
+    if server_write.write_all(&opening).await.is_err() {
+        return vec![Outcome::Passed];
+    }
     let requests = tokio::spawn(async move {
         let _ = tokio::io::copy(&mut client_read, &mut server_write).await;
     });
-    let mut cut = Cut::new(fault);
-    let mut buffer = vec![0u8; 16 * 1024];
-    let mut outcome = Outcome::Passed;
+    let mut cut = if http2 {
+        Answer::Http2(Http2Cut::new(fault))
+    } else {
+        Answer::Http1(Cut::new(fault))
+    };
+    let mut broken = None;
+    let mut forwarded = Vec::new();
     loop {
         let n = match server_read.read(&mut buffer).await {
             Ok(0) | Err(_) => break,
             Ok(n) => n,
         };
-        let (forward, broken) = cut.admit(&buffer[..n]);
-        if client_write.write_all(&buffer[..forward]).await.is_err() {
+        let (bytes, outcome) = match &mut cut {
+            Answer::Http1(cut) => {
+                let (forward, outcome) = cut.admit(&buffer[..n]);
+                (&buffer[..forward], outcome)
+            }
+            Answer::Http2(cut) => {
+                forwarded.clear();
+                let outcome = cut.admit(&buffer[..n], &mut forwarded, &mut || lock(planner).next());
+                (&forwarded[..], outcome)
+            }
+        };
+        if client_write.write_all(bytes).await.is_err() {
             break;
         }
-        if let Some(broken) = broken {
-            outcome = broken;
+        if outcome.is_some() {
+            broken = outcome;
             break;
         }
     }
     let _ = client_write.flush().await;
     requests.abort();
-    outcome
+    match cut {
+        Answer::Http1(_) => vec![broken.unwrap_or(Outcome::Passed)],
+        Answer::Http2(cut) => std::iter::repeat_n(Outcome::Passed, cut.passed)
+            .chain(broken)
+            .collect(),
+    }
+}
+
+/// How a connection's answers are read.
+enum Answer {
+    Http1(Cut),
+    Http2(Http2Cut),
 }
 
 /// What a connection actually met (a planned cut past the end of the answer passes).
