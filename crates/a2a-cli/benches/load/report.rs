@@ -455,6 +455,10 @@ pub fn markdown(
          - The generator is closed-loop: `c` keep-alive connections, each sending the next request \
            when the previous answer is in. A send counts only when it answers 200 with a completed \
            task; anything else is an error.\n\
+         - gRPC is driven the same way: `c` HTTP/2 connections, one call at a time on each, the \
+           request encoded once with its ids patched in place; a call counts when it ends with \
+           status OK and a completed task. It runs on the in-memory store only: on the others the \
+           store's cost hides the binding's.\n\
          - Every send carries a fresh message id; a keyed send also a fresh idempotency key, so \
            no send is a replay.\n\
          - The floor is one axum route that reads the JSON-RPC body into the typed request with \
