@@ -4,22 +4,12 @@
 mod common;
 
 use a2a_protocol_grpc::pb;
-use a2a_protocol_grpc::pb::a2a_service_client::A2aServiceClient;
 use a2a_protocol_grpc::status::from_status;
 use a2a_protocol_types::idempotency::{generate_key, set_key};
 use a2a_protocol_types::{ErrorKind, Message, SendMessageRequest, Task, TaskState};
+use common::grpc::client as grpc;
 use common::*;
 use futures::StreamExt;
-use tonic::transport::Channel;
-
-async fn grpc(base: &str) -> A2aServiceClient<Channel> {
-    let channel = Channel::from_shared(base.to_owned())
-        .expect("a URL")
-        .connect()
-        .await
-        .expect("an HTTP/2 connection");
-    A2aServiceClient::new(channel)
-}
 
 /// A request with the version metadata every A2A 1.0 call carries.
 fn request<T>(message: T) -> tonic::Request<T> {

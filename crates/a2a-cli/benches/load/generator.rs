@@ -186,10 +186,64 @@ async fn connection_loop(
     deadline: Instant,
     limit: Option<u64>,
 ) -> (Vec<u32>, u64) {
-    if load.binding == Binding::Grpc {
-        grpc_connection_loop(addr, load, prefix, deadline, limit).await
-    } else {
-        http1_connection_loop(addr, load, prefix, deadline, limit).await
+    let mut request = template(load.binding, load.keyed);
+    let mut latencies = Vec::with_capacity(64 * 1024);
+    let mut errors = 0u64;
+    let mut sequence: u128 = 0;
+    let mut connection = None;
+    while Instant::now() < deadline && limit.is_none_or(|n| (latencies.len() as u64) < n) {
+        let conn = match &mut connection {
+            Some(conn) => conn,
+            None => match Conn::open(addr, load.binding).await {
+                Ok(conn) => connection.insert(conn),
+                Err(_) => {
+                    errors += 1;
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                    continue;
+                }
+            },
+        };
+        sequence += 1;
+        patch(&mut request, prefix | sequence);
+        let sent = Instant::now();
+        match conn.exchange(&request.bytes).await {
+            Ok(true) => latencies.push(sent.elapsed().as_micros().min(u32::MAX as u128) as u32),
+            Ok(false) => errors += 1,
+            Err(_) => {
+                errors += 1;
+                connection = None;
+            }
+        }
+    }
+    (latencies, errors)
+}
+
+/// A connection to the server, in the binding's protocol.
+enum Conn {
+    /// HTTP/1.1 keep-alive, and the buffer answers are read into.
+    Http1(TcpStream, Vec<u8>),
+    /// HTTP/2, and the rpc's URI.
+    Grpc(H2Sender, http::Uri),
+}
+
+impl Conn {
+    async fn open(addr: SocketAddr, binding: Binding) -> Result<Self, BoxError> {
+        if binding == Binding::Grpc {
+            let uri = format!("http://{addr}/lf.a2a.v1.A2AService/SendMessage").parse()?;
+            return Ok(Conn::Grpc(h2_connect(addr).await?, uri));
+        }
+        let stream = TcpStream::connect(addr).await?;
+        stream.set_nodelay(true)?;
+        Ok(Conn::Http1(stream, vec![0u8; 64 * 1024]))
+    }
+
+    /// One request and its answer: `Ok(true)` for a completed task, `Err` when the
+    /// connection is unusable.
+    async fn exchange(&mut self, request: &[u8]) -> Result<bool, BoxError> {
+        match self {
+            Conn::Http1(stream, buffer) => Ok(exchange(stream, request, buffer).await?),
+            Conn::Grpc(sender, uri) => grpc_exchange(sender, uri, request).await,
+        }
     }
 }
 
@@ -205,50 +259,6 @@ fn patch(request: &mut Template, unique: u128) {
             unique ^ (0xA5u128 << 120),
         );
     }
-}
-
-async fn http1_connection_loop(
-    addr: SocketAddr,
-    load: Load,
-    prefix: u128,
-    deadline: Instant,
-    limit: Option<u64>,
-) -> (Vec<u32>, u64) {
-    let mut request = template(load.binding, load.keyed);
-    let mut latencies = Vec::with_capacity(64 * 1024);
-    let mut errors = 0u64;
-    let mut buffer = vec![0u8; 64 * 1024];
-    let mut sequence: u128 = 0;
-    let mut stream = None;
-    while Instant::now() < deadline && limit.is_none_or(|n| (latencies.len() as u64) < n) {
-        let conn = match &mut stream {
-            Some(conn) => conn,
-            None => match TcpStream::connect(addr).await {
-                Ok(conn) => {
-                    let _ = conn.set_nodelay(true);
-                    stream.insert(conn)
-                }
-                Err(_) => {
-                    errors += 1;
-                    tokio::time::sleep(Duration::from_millis(10)).await;
-                    continue;
-                }
-            },
-        };
-        sequence += 1;
-        patch(&mut request, prefix | sequence);
-        let sent = Instant::now();
-        let ok = exchange(conn, &request.bytes, &mut buffer).await;
-        match ok {
-            Ok(true) => latencies.push(sent.elapsed().as_micros().min(u32::MAX as u128) as u32),
-            Ok(false) => errors += 1,
-            Err(_) => {
-                errors += 1;
-                stream = None;
-            }
-        }
-    }
-    (latencies, errors)
 }
 
 /// Sends one request and reads its answer; `Ok(true)` for a 200 holding a completed task.
@@ -289,49 +299,6 @@ async fn exchange(
     let ok = buffer.starts_with(b"HTTP/1.1 200")
         && find(&buffer[head_end..total], b"TASK_STATE_COMPLETED").is_some();
     Ok(ok)
-}
-
-/// The gRPC loop: one HTTP/2 connection, one call at a time; reconnects after an error.
-async fn grpc_connection_loop(
-    addr: SocketAddr,
-    load: Load,
-    prefix: u128,
-    deadline: Instant,
-    limit: Option<u64>,
-) -> (Vec<u32>, u64) {
-    let mut request = template(load.binding, load.keyed);
-    let mut latencies = Vec::with_capacity(64 * 1024);
-    let mut errors = 0u64;
-    let mut sequence: u128 = 0;
-    let mut client = None;
-    let uri: http::Uri = format!("http://{addr}/lf.a2a.v1.A2AService/SendMessage")
-        .parse()
-        .expect("a URI");
-    while Instant::now() < deadline && limit.is_none_or(|n| (latencies.len() as u64) < n) {
-        let sender = match &mut client {
-            Some(sender) => sender,
-            None => match h2_connect(addr).await {
-                Ok(sender) => client.insert(sender),
-                Err(_) => {
-                    errors += 1;
-                    tokio::time::sleep(Duration::from_millis(10)).await;
-                    continue;
-                }
-            },
-        };
-        sequence += 1;
-        patch(&mut request, prefix | sequence);
-        let sent = Instant::now();
-        match grpc_exchange(sender, &uri, &request.bytes).await {
-            Ok(true) => latencies.push(sent.elapsed().as_micros().min(u32::MAX as u128) as u32),
-            Ok(false) => errors += 1,
-            Err(_) => {
-                errors += 1;
-                client = None;
-            }
-        }
-    }
-    (latencies, errors)
 }
 
 type H2Sender = h2::client::SendRequest<bytes::Bytes>;

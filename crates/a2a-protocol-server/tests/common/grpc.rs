@@ -20,7 +20,8 @@ use super::WireError;
 /// A stream of events from the service, as the A2A JSON of each.
 pub type Events = std::pin::Pin<Box<dyn Stream<Item = Result<Value, WireError>> + Send>>;
 
-async fn client(base: &str) -> A2aServiceClient<Channel> {
+/// A client of the service at `base`, over a fresh HTTP/2 connection.
+pub async fn client(base: &str) -> A2aServiceClient<Channel> {
     let channel = Channel::from_shared(base.to_owned())
         .expect("a URL")
         .connect()
