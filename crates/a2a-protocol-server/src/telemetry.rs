@@ -148,31 +148,26 @@ macro_rules! timed_store_call {
 }
 pub(crate) use timed_store_call;
 
-/// Whether the subscriber in effect has an OpenTelemetry layer (with the `otel` feature;
-/// without it, never): a probe span takes a parent only where one is. The probe's parent is
-/// unsampled, so nothing of it is exported.
+/// Whether the subscriber in effect has an OpenTelemetry layer: a probe span takes a parent
+/// only where one is. The probe's parent is unsampled, so nothing of it is exported.
+#[cfg(feature = "otel")]
 pub(crate) fn exports_spans() -> bool {
-    #[cfg(feature = "otel")]
-    {
-        use opentelemetry::trace::{SpanContext, SpanId, TraceContextExt, TraceFlags, TraceId};
-        use tracing_opentelemetry::OpenTelemetrySpanExt;
+    use opentelemetry::trace::{SpanContext, SpanId, TraceContextExt, TraceFlags, TraceId};
+    use tracing_opentelemetry::OpenTelemetrySpanExt;
 
-        let probe = tracing::info_span!("a2a_opentelemetry_probe");
-        if probe.is_disabled() {
-            return false;
-        }
-        let unsampled = SpanContext::new(
-            TraceId::from_bytes([1; 16]),
-            SpanId::from_bytes([1; 8]),
-            TraceFlags::default(),
-            true,
-            opentelemetry::trace::TraceState::default(),
-        );
-        let parent = opentelemetry::Context::new().with_remote_span_context(unsampled);
-        probe.set_parent(parent).is_ok()
+    let probe = tracing::info_span!("a2a_opentelemetry_probe");
+    if probe.is_disabled() {
+        return false;
     }
-    #[cfg(not(feature = "otel"))]
-    false
+    let unsampled = SpanContext::new(
+        TraceId::from_bytes([1; 16]),
+        SpanId::from_bytes([1; 8]),
+        TraceFlags::default(),
+        true,
+        opentelemetry::trace::TraceState::default(),
+    );
+    let parent = opentelemetry::Context::new().with_remote_span_context(unsampled);
+    probe.set_parent(parent).is_ok()
 }
 
 /// With the `otel` feature: makes `span` (a request's span) a child of the caller's span in

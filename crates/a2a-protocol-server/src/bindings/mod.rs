@@ -31,6 +31,7 @@ pub(crate) struct AppState {
     pub(crate) metrics: Arc<crate::telemetry::RequestMetrics>,
     /// Whether request spans join the caller's trace in the OpenTelemetry context: whether an
     /// OpenTelemetry layer was installed when the router was made.
+    #[cfg(feature = "otel")]
     pub(crate) joins_otel: bool,
     pub(crate) started: std::time::SystemTime,
     pub(crate) gate: gate::Gate,
@@ -52,6 +53,7 @@ pub(crate) fn router(
         config: Arc::clone(&config),
         shutdown,
         metrics: Arc::default(),
+        #[cfg(feature = "otel")]
         joins_otel: crate::telemetry::exports_spans(),
         started: std::time::SystemTime::now(),
     };
