@@ -18,7 +18,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tonic::transport::{Channel, Endpoint};
 
-use super::{Timeouts, Transport, TransportRequest};
+use super::{Timeouts, Transport, TransportRequest, next_within};
 use crate::auth::Placed;
 use crate::client::EventStream;
 use crate::error::{ClientError, Phase};
@@ -284,17 +284,9 @@ fn events_of(
     let events = Box::pin(events);
     futures::stream::unfold(Some(events), move |state| async move {
         let mut events = state?;
-        let next = match idle {
-            Some(limit) => match tokio::time::timeout(limit, events.next()).await {
-                Ok(next) => next,
-                Err(_) => {
-                    let timeout = ClientError::Timeout {
-                        phase: Phase::Stream,
-                    };
-                    return Some((Err(timeout), None));
-                }
-            },
-            None => events.next().await,
+        let next = match next_within(&mut events, idle).await {
+            Ok(next) => next,
+            Err(timeout) => return Some((Err(timeout), None)),
         };
         match next? {
             Ok(event) => {

@@ -231,3 +231,20 @@ pub(crate) const EXTENSIONS: http::HeaderName = http::HeaderName::from_static("a
 
 pub(crate) const VERSION: HeaderValue =
     HeaderValue::from_static(a2a_protocol_types::agent_card::PROTOCOL_VERSION);
+
+/// The next item of an event stream, waited for at most `idle`: a stream silent for longer
+/// is a timeout of the stream, on every binding alike.
+pub(crate) async fn next_within<S: futures::Stream + Unpin>(
+    stream: &mut S,
+    idle: Option<std::time::Duration>,
+) -> Result<Option<S::Item>, ClientError> {
+    use futures::StreamExt;
+    match idle {
+        Some(limit) => tokio::time::timeout(limit, stream.next())
+            .await
+            .map_err(|_| ClientError::Timeout {
+                phase: crate::error::Phase::Stream,
+            }),
+        None => Ok(stream.next().await),
+    }
+}

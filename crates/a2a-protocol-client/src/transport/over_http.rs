@@ -9,7 +9,7 @@ use a2a_protocol_types::StreamResponse;
 use futures::{Stream, StreamExt};
 use serde_json::Value;
 
-use super::{Binding, Transport, TransportRequest, jsonrpc, rest, retry_after};
+use super::{Binding, Transport, TransportRequest, jsonrpc, next_within, rest, retry_after};
 use crate::client::EventStream;
 use crate::error::{ClientError, Phase};
 use crate::sse::SseParser;
@@ -202,20 +202,12 @@ fn events(
             if state.done {
                 return None;
             }
-            let next = match idle {
-                Some(limit) => match tokio::time::timeout(limit, state.bytes.next()).await {
-                    Ok(next) => next,
-                    Err(_) => {
-                        state.done = true;
-                        return Some((
-                            Err(ClientError::Timeout {
-                                phase: Phase::Stream,
-                            }),
-                            state,
-                        ));
-                    }
-                },
-                None => state.bytes.next().await,
+            let next = match next_within(&mut state.bytes, idle).await {
+                Ok(next) => next,
+                Err(timeout) => {
+                    state.done = true;
+                    return Some((Err(timeout), state));
+                }
             };
             match next {
                 Some(Ok(chunk)) => state
