@@ -600,3 +600,177 @@ async fn sweeps_work_in_bounded_batches_and_say_when_they_are_done() {
         s.cleanup().await;
     }
 }
+
+fn push_config(
+    task: &str,
+    id: &str,
+    url: &str,
+) -> a2a_protocol_types::push::TaskPushNotificationConfig {
+    serde_json::from_value(serde_json::json!({
+        "taskId": task,
+        "id": id,
+        "url": url,
+        "token": "tok",
+        "authentication": {"scheme": "Bearer", "credentials": "secret"},
+    }))
+    .expect("a config")
+}
+
+#[tokio::test]
+async fn push_configs_are_saved_replaced_paged_and_deleted_with_their_task() {
+    use a2a_protocol_server::store::PushConfigSaved;
+
+    for s in all_stores().await {
+        let store = &s.store;
+        let name = s.name;
+        assert!(store.supports_push_configs(), "{name}");
+        let task = TaskId::new("t1");
+        assert_eq!(
+            store
+                .save_push_config("acme", &push_config("t1", "a", "https://h/1"), 3)
+                .await
+                .expect("ok"),
+            PushConfigSaved::TaskMissing,
+            "{name}: no task, no config"
+        );
+        store
+            .save("acme", &task_at("t1", "c", TaskState::Working, 1_000))
+            .await
+            .expect("ok");
+        for id in ["c", "a", "b"] {
+            let saved = store
+                .save_push_config("acme", &push_config("t1", id, "https://h/1"), 3)
+                .await
+                .expect("ok");
+            assert_eq!(saved, PushConfigSaved::Saved, "{name}: {id}");
+        }
+        assert_eq!(
+            store
+                .save_push_config("acme", &push_config("t1", "d", "https://h/1"), 3)
+                .await
+                .expect("ok"),
+            PushConfigSaved::AtCap,
+            "{name}: a fourth id is past the cap"
+        );
+        assert_eq!(
+            store
+                .save_push_config("acme", &push_config("t1", "b", "https://h/2"), 3)
+                .await
+                .expect("ok"),
+            PushConfigSaved::Saved,
+            "{name}: replacing one at the cap is fine"
+        );
+        let b = store
+            .get_push_config("acme", &task, "b")
+            .await
+            .expect("ok")
+            .expect("b is there");
+        assert_eq!(
+            b,
+            push_config("t1", "b", "https://h/2"),
+            "{name}: replaced whole"
+        );
+        assert_eq!(
+            store.get_push_config("acme", &task, "z").await.expect("ok"),
+            None,
+            "{name}"
+        );
+
+        let ids = |configs: Vec<a2a_protocol_types::push::TaskPushNotificationConfig>| {
+            configs.into_iter().map(|c| c.id).collect::<Vec<_>>()
+        };
+        let first = store
+            .list_push_configs("acme", &task, None, 2)
+            .await
+            .expect("ok");
+        assert_eq!(ids(first), ["a", "b"], "{name}: in order of id");
+        let rest = store
+            .list_push_configs("acme", &task, Some("b"), 2)
+            .await
+            .expect("ok");
+        assert_eq!(ids(rest), ["c"], "{name}");
+        let other_task = store
+            .list_push_configs("acme", &TaskId::new("t2"), None, 10)
+            .await
+            .expect("ok");
+        assert!(other_task.is_empty(), "{name}");
+
+        let other_tenant = store
+            .get_push_config("globex", &task, "a")
+            .await
+            .expect("ok");
+        assert_eq!(
+            other_tenant.is_some(),
+            !s.tenant_aware,
+            "{name}: configs live where their task does"
+        );
+
+        assert!(
+            store
+                .delete_push_config("acme", &task, "a")
+                .await
+                .expect("ok")
+        );
+        assert!(
+            !store
+                .delete_push_config("acme", &task, "a")
+                .await
+                .expect("ok"),
+            "{name}: deleting twice finds nothing the second time"
+        );
+        assert_eq!(
+            ids(store
+                .list_push_configs("acme", &task, None, 10)
+                .await
+                .expect("ok")),
+            ["b", "c"],
+            "{name}"
+        );
+
+        // A task rewritten keeps its configs.
+        store
+            .save("acme", &task_at("t1", "c", TaskState::Completed, 2_000))
+            .await
+            .expect("ok");
+        assert_eq!(
+            store
+                .list_push_configs("acme", &task, None, 10)
+                .await
+                .expect("ok")
+                .len(),
+            2,
+            "{name}: a write of the task keeps its configs"
+        );
+
+        if let Some(retention) = s.retention.clone() {
+            tokio::time::sleep(Duration::from_millis(30)).await;
+            let policy = RetentionPolicy::default()
+                .with_terminal_max_age(Duration::from_millis(10))
+                .with_idempotency_key_max_age(Duration::from_millis(10));
+            let report = retention.purge_expired(&policy).await.expect("ok");
+            assert_eq!(report.tasks_deleted, 1, "{name}");
+            assert!(
+                store
+                    .list_push_configs("acme", &task, None, 10)
+                    .await
+                    .expect("ok")
+                    .is_empty(),
+                "{name}: the configs went with their task"
+            );
+            // A new task under the same id starts with none.
+            store
+                .save("acme", &task_at("t1", "c", TaskState::Working, 3_000))
+                .await
+                .expect("ok");
+            assert!(
+                store
+                    .get_push_config("acme", &task, "b")
+                    .await
+                    .expect("ok")
+                    .is_none(),
+                "{name}"
+            );
+        }
+        s.cleanup().await;
+    }
+}

@@ -81,6 +81,21 @@ fn value_bytes(value: &Value) -> usize {
         }
 }
 
+/// The estimated size of a push notification config, held with its task.
+pub(crate) fn push_config_bytes(
+    config: &a2a_protocol_types::push::TaskPushNotificationConfig,
+) -> usize {
+    OVERHEAD
+        + config.tenant.len()
+        + config.id.len()
+        + config.task_id.as_str().len()
+        + config.url.len()
+        + config.token.as_ref().map_or(0, String::len)
+        + config.authentication.as_ref().map_or(0, |auth| {
+            auth.scheme.len() + auth.credentials.as_ref().map_or(0, String::len)
+        })
+}
+
 #[cfg(test)]
 mod tests {
     use a2a_protocol_types::{TaskState, TaskStatus};

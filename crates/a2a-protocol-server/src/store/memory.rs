@@ -2,14 +2,15 @@
 
 use std::sync::{Arc, Mutex};
 
+use a2a_protocol_types::push::TaskPushNotificationConfig;
 use a2a_protocol_types::{Task, TaskId};
 use async_trait::async_trait;
 
 use super::shard::Shard;
 use super::tenant::{Tenants, lock};
 use super::{
-    ClaimOutcome, KeyClaim, Loaded, StoreError, StoredTask, TaskPage, TaskQuery, TaskStore,
-    TaskStoreConfig, TaskWrite, WriteOutcome,
+    ClaimOutcome, KeyClaim, Loaded, PushConfigSaved, StoreError, StoredTask, TaskPage, TaskQuery,
+    TaskStore, TaskStoreConfig, TaskWrite, WriteOutcome,
 };
 
 /// Tasks and idempotency keys in process memory, bounded by [`TaskStoreConfig`].
@@ -282,5 +283,56 @@ impl TaskStore for InMemoryTaskStore {
 
     fn atomic_writes(&self) -> bool {
         true
+    }
+
+    fn supports_push_configs(&self) -> bool {
+        true
+    }
+
+    async fn save_push_config(
+        &self,
+        tenant: &str,
+        config: &TaskPushNotificationConfig,
+        max_per_task: usize,
+    ) -> Result<PushConfigSaved, StoreError> {
+        match self.existing(tenant) {
+            Some(shard) => lock(&shard).save_push_config(config, max_per_task),
+            None => Ok(PushConfigSaved::TaskMissing),
+        }
+    }
+
+    async fn get_push_config(
+        &self,
+        tenant: &str,
+        task_id: &TaskId,
+        id: &str,
+    ) -> Result<Option<TaskPushNotificationConfig>, StoreError> {
+        Ok(self
+            .existing(tenant)
+            .and_then(|s| lock(&s).get_push_config(task_id, id)))
+    }
+
+    async fn list_push_configs(
+        &self,
+        tenant: &str,
+        task_id: &TaskId,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<TaskPushNotificationConfig>, StoreError> {
+        Ok(self
+            .existing(tenant)
+            .map(|s| lock(&s).list_push_configs(task_id, after, limit))
+            .unwrap_or_default())
+    }
+
+    async fn delete_push_config(
+        &self,
+        tenant: &str,
+        task_id: &TaskId,
+        id: &str,
+    ) -> Result<bool, StoreError> {
+        Ok(self
+            .existing(tenant)
+            .is_some_and(|s| lock(&s).delete_push_config(task_id, id)))
     }
 }

@@ -3,12 +3,13 @@
 
 use std::sync::Arc;
 
+use a2a_protocol_types::push::TaskPushNotificationConfig;
 use a2a_protocol_types::{Task, TaskId};
 use async_trait::async_trait;
 
 use super::{
-    ClaimOutcome, Coordination, KeyClaim, Loaded, StoreError, StoredTask, TaskPage, TaskQuery,
-    TaskStore, TaskWrite, WriteOutcome,
+    ClaimOutcome, Coordination, KeyClaim, Loaded, PushConfigSaved, StoreError, StoredTask,
+    TaskPage, TaskQuery, TaskStore, TaskWrite, WriteOutcome,
 };
 use crate::telemetry::timed_store_call;
 
@@ -78,5 +79,58 @@ impl TaskStore for MeteredStore {
 
     fn atomic_writes(&self) -> bool {
         self.0.atomic_writes()
+    }
+
+    fn supports_push_configs(&self) -> bool {
+        self.0.supports_push_configs()
+    }
+
+    async fn save_push_config(
+        &self,
+        tenant: &str,
+        config: &TaskPushNotificationConfig,
+        max_per_task: usize,
+    ) -> Result<PushConfigSaved, StoreError> {
+        timed_store_call!(
+            "save_push_config",
+            self.0.save_push_config(tenant, config, max_per_task)
+        )
+    }
+
+    async fn get_push_config(
+        &self,
+        tenant: &str,
+        task_id: &TaskId,
+        id: &str,
+    ) -> Result<Option<TaskPushNotificationConfig>, StoreError> {
+        timed_store_call!(
+            "get_push_config",
+            self.0.get_push_config(tenant, task_id, id)
+        )
+    }
+
+    async fn list_push_configs(
+        &self,
+        tenant: &str,
+        task_id: &TaskId,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<TaskPushNotificationConfig>, StoreError> {
+        timed_store_call!(
+            "list_push_configs",
+            self.0.list_push_configs(tenant, task_id, after, limit)
+        )
+    }
+
+    async fn delete_push_config(
+        &self,
+        tenant: &str,
+        task_id: &TaskId,
+        id: &str,
+    ) -> Result<bool, StoreError> {
+        timed_store_call!(
+            "delete_push_config",
+            self.0.delete_push_config(tenant, task_id, id)
+        )
     }
 }

@@ -18,6 +18,7 @@ mod key_index;
 mod memory;
 pub(crate) mod metered;
 mod page_token;
+mod push_configs;
 mod retention;
 mod shard;
 mod shared;
@@ -29,6 +30,7 @@ mod write;
 use std::sync::Arc;
 use std::time::Duration;
 
+use a2a_protocol_types::push::TaskPushNotificationConfig;
 use a2a_protocol_types::{A2aError, ContextId, MessageId, Task, TaskId, TaskState, Timestamp};
 use async_trait::async_trait;
 
@@ -36,6 +38,7 @@ pub use config::TaskStoreConfig;
 pub use coordination::{Coordination, Notice, TaskRef};
 pub use memory::InMemoryTaskStore;
 pub use page_token::PageCursor;
+pub use push_configs::PushConfigSaved;
 pub use retention::{PurgeReport, Retention, RetentionPolicy, RetentionSweeper};
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub use sql::SqlStoreOptions;
@@ -571,5 +574,119 @@ pub trait TaskStore: Send + Sync + 'static {
     /// ```
     fn atomic_writes(&self) -> bool {
         false
+    }
+
+    /// Whether this store keeps push notification configs (the four methods below). False by
+    /// default: a server over a store without them answers every push operation with
+    /// `PushNotificationNotSupported` and says so on its card.
+    ///
+    /// ```
+    /// use a2a_protocol_server::store::{InMemoryTaskStore, TaskStore};
+    ///
+    /// assert!(InMemoryTaskStore::new().supports_push_configs());
+    /// ```
+    fn supports_push_configs(&self) -> bool {
+        false
+    }
+
+    /// Saves `config` for its task (`config.task_id`), replacing the task's config with the
+    /// same id. The config goes with its task: a task deleted (by retention, say) takes its
+    /// configs along. A new id is refused once the task has `max_per_task` configs.
+    ///
+    /// ```
+    /// use a2a_protocol_server::store::{InMemoryTaskStore, PushConfigSaved, TaskStore};
+    /// use a2a_protocol_types::push::TaskPushNotificationConfig;
+    /// use a2a_protocol_types::{Task, TaskState, TaskStatus};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let store = InMemoryTaskStore::new();
+    /// store.save("", &Task::new("t-1", "c-1", TaskStatus::new(TaskState::Working))).await?;
+    /// let config: TaskPushNotificationConfig = serde_json::from_str(
+    ///     r#"{"id": "cfg-1", "taskId": "t-1", "url": "https://client.example/hook"}"#,
+    /// )?;
+    /// assert_eq!(store.save_push_config("", &config, 10).await?, PushConfigSaved::Saved);
+    /// let mut other = config.clone();
+    /// other.task_id = "t-2".into();
+    /// assert_eq!(store.save_push_config("", &other, 10).await?, PushConfigSaved::TaskMissing);
+    /// # Ok(())
+    /// # }
+    /// ```
+    async fn save_push_config(
+        &self,
+        tenant: &str,
+        config: &TaskPushNotificationConfig,
+        max_per_task: usize,
+    ) -> Result<PushConfigSaved, StoreError> {
+        let _ = (tenant, config, max_per_task);
+        Err(StoreError::Unsupported)
+    }
+
+    /// The config `id` of task `task_id`, if there is one.
+    ///
+    /// ```
+    /// use a2a_protocol_server::store::{InMemoryTaskStore, TaskStore};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let store = InMemoryTaskStore::new();
+    /// assert_eq!(store.get_push_config("", &"t-1".into(), "cfg-1").await?, None);
+    /// # Ok(())
+    /// # }
+    /// ```
+    async fn get_push_config(
+        &self,
+        tenant: &str,
+        task_id: &TaskId,
+        id: &str,
+    ) -> Result<Option<TaskPushNotificationConfig>, StoreError> {
+        let _ = (tenant, task_id, id);
+        Err(StoreError::Unsupported)
+    }
+
+    /// Up to `limit` configs of task `task_id`, in order of id, starting after id `after`
+    /// (from the first when `None`).
+    ///
+    /// ```
+    /// use a2a_protocol_server::store::{InMemoryTaskStore, TaskStore};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let store = InMemoryTaskStore::new();
+    /// assert!(store.list_push_configs("", &"t-1".into(), None, 10).await?.is_empty());
+    /// # Ok(())
+    /// # }
+    /// ```
+    async fn list_push_configs(
+        &self,
+        tenant: &str,
+        task_id: &TaskId,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<TaskPushNotificationConfig>, StoreError> {
+        let _ = (tenant, task_id, after, limit);
+        Err(StoreError::Unsupported)
+    }
+
+    /// Deletes the config `id` of task `task_id`; whether there was one.
+    ///
+    /// ```
+    /// use a2a_protocol_server::store::{InMemoryTaskStore, TaskStore};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let store = InMemoryTaskStore::new();
+    /// assert!(!store.delete_push_config("", &"t-1".into(), "cfg-1").await?, "nothing to delete");
+    /// # Ok(())
+    /// # }
+    /// ```
+    async fn delete_push_config(
+        &self,
+        tenant: &str,
+        task_id: &TaskId,
+        id: &str,
+    ) -> Result<bool, StoreError> {
+        let _ = (tenant, task_id, id);
+        Err(StoreError::Unsupported)
     }
 }

@@ -9,14 +9,15 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
+use a2a_protocol_types::push::TaskPushNotificationConfig;
 use a2a_protocol_types::{Task, TaskId};
 use hashlink::LinkedHashMap;
 
 use super::footprint;
 use super::key_index::KeyIndex;
 use super::{
-    ClaimOutcome, KeyClaim, PageCursor, StoreError, StoredTask, TaskPage, TaskQuery,
-    TaskStoreConfig, TaskWrite, WriteOutcome,
+    ClaimOutcome, KeyClaim, PageCursor, PushConfigSaved, StoreError, StoredTask, TaskPage,
+    TaskQuery, TaskStoreConfig, TaskWrite, WriteOutcome,
 };
 
 use crate::TaskIdHasher;
@@ -33,6 +34,14 @@ struct Held {
     size: usize,
     /// The authenticated caller that created it.
     caller: Option<Arc<str>>,
+    /// Its push notification configs, in order of id (counted in `size`).
+    push: Vec<TaskPushNotificationConfig>,
+}
+
+impl Held {
+    fn push_bytes(&self) -> usize {
+        self.push.iter().map(footprint::push_config_bytes).sum()
+    }
 }
 
 impl Held {
@@ -126,7 +135,9 @@ impl Shard {
                 1
             }
         };
-        let size = footprint::task_bytes(&task);
+        // The task is replaced whole; its push configs stay, and so does their share of the size.
+        let push = self.tasks.get(&task.id).map_or(0, Held::push_bytes);
+        let size = footprint::task_bytes(&task) + push;
         self.make_room_for_bytes(&task.id, size)?;
         self.put(task, revision, size, None);
         Ok(())
@@ -220,6 +231,7 @@ impl Shard {
                     revision,
                     size,
                     caller,
+                    push: Vec::new(),
                 };
                 self.tasks.insert(task.id.clone(), held);
             }
@@ -306,6 +318,77 @@ impl Shard {
             next,
             total_size,
         }
+    }
+
+    /// Saves `config` with its task (see [`super::TaskStore::save_push_config`]); its bytes
+    /// count against the store's budget as the task's own do.
+    pub(crate) fn save_push_config(
+        &mut self,
+        config: &TaskPushNotificationConfig,
+        max_per_task: usize,
+    ) -> Result<PushConfigSaved, StoreError> {
+        let Some(held) = self.tasks.get(&config.task_id) else {
+            return Ok(PushConfigSaved::TaskMissing);
+        };
+        let found = held
+            .push
+            .binary_search_by(|c| c.id.as_str().cmp(&config.id));
+        let replaced = match found {
+            Ok(at) => footprint::push_config_bytes(&held.push[at]),
+            Err(_) if held.push.len() >= max_per_task => return Ok(PushConfigSaved::AtCap),
+            Err(_) => 0,
+        };
+        let size = (held.size + footprint::push_config_bytes(config)).saturating_sub(replaced);
+        self.make_room_for_bytes(&config.task_id, size)?;
+        let Some(held) = self.tasks.get_mut(&config.task_id) else {
+            return Ok(PushConfigSaved::TaskMissing);
+        };
+        match found {
+            Ok(at) => held.push[at] = config.clone(),
+            Err(at) => held.push.insert(at, config.clone()),
+        }
+        self.task_bytes.fetch_sub(held.size, Ordering::Relaxed);
+        held.size = size;
+        self.task_bytes.fetch_add(size, Ordering::Relaxed);
+        Ok(PushConfigSaved::Saved)
+    }
+
+    pub(crate) fn get_push_config(
+        &self,
+        task_id: &TaskId,
+        id: &str,
+    ) -> Option<TaskPushNotificationConfig> {
+        let held = self.tasks.get(task_id)?;
+        let at = held.push.binary_search_by(|c| c.id.as_str().cmp(id)).ok()?;
+        Some(held.push[at].clone())
+    }
+
+    pub(crate) fn list_push_configs(
+        &self,
+        task_id: &TaskId,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Vec<TaskPushNotificationConfig> {
+        let Some(held) = self.tasks.get(task_id) else {
+            return Vec::new();
+        };
+        let start = after.map_or(0, |after| {
+            held.push.partition_point(|c| c.id.as_str() <= after)
+        });
+        held.push.iter().skip(start).take(limit).cloned().collect()
+    }
+
+    pub(crate) fn delete_push_config(&mut self, task_id: &TaskId, id: &str) -> bool {
+        let Some(held) = self.tasks.get_mut(task_id) else {
+            return false;
+        };
+        let Ok(at) = held.push.binary_search_by(|c| c.id.as_str().cmp(id)) else {
+            return false;
+        };
+        let gone = footprint::push_config_bytes(&held.push.remove(at));
+        held.size = held.size.saturating_sub(gone);
+        self.task_bytes.fetch_sub(gone, Ordering::Relaxed);
+        true
     }
 
     pub(crate) fn claim(&mut self, claim: &KeyClaim) -> Result<ClaimOutcome, StoreError> {

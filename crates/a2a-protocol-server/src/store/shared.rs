@@ -3,12 +3,14 @@
 
 use std::sync::Arc;
 
+use a2a_protocol_types::push::TaskPushNotificationConfig;
 use a2a_protocol_types::{Task, TaskId};
 use async_trait::async_trait;
 
 use super::{
-    ClaimOutcome, Coordination, KeyClaim, Loaded, PurgeReport, Retention, RetentionPolicy,
-    StoreError, StoredTask, TaskPage, TaskQuery, TaskStore, TaskWrite, WriteOutcome,
+    ClaimOutcome, Coordination, KeyClaim, Loaded, PurgeReport, PushConfigSaved, Retention,
+    RetentionPolicy, StoreError, StoredTask, TaskPage, TaskQuery, TaskStore, TaskWrite,
+    WriteOutcome,
 };
 
 // Every method is forwarded, defaults included: the shared store's own versions must run.
@@ -72,6 +74,51 @@ impl<S: TaskStore + ?Sized> TaskStore for Arc<S> {
 
     fn atomic_writes(&self) -> bool {
         (**self).atomic_writes()
+    }
+
+    fn supports_push_configs(&self) -> bool {
+        (**self).supports_push_configs()
+    }
+
+    async fn save_push_config(
+        &self,
+        tenant: &str,
+        config: &TaskPushNotificationConfig,
+        max_per_task: usize,
+    ) -> Result<PushConfigSaved, StoreError> {
+        (**self)
+            .save_push_config(tenant, config, max_per_task)
+            .await
+    }
+
+    async fn get_push_config(
+        &self,
+        tenant: &str,
+        task_id: &TaskId,
+        id: &str,
+    ) -> Result<Option<TaskPushNotificationConfig>, StoreError> {
+        (**self).get_push_config(tenant, task_id, id).await
+    }
+
+    async fn list_push_configs(
+        &self,
+        tenant: &str,
+        task_id: &TaskId,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<TaskPushNotificationConfig>, StoreError> {
+        (**self)
+            .list_push_configs(tenant, task_id, after, limit)
+            .await
+    }
+
+    async fn delete_push_config(
+        &self,
+        tenant: &str,
+        task_id: &TaskId,
+        id: &str,
+    ) -> Result<bool, StoreError> {
+        (**self).delete_push_config(tenant, task_id, id).await
     }
 }
 

@@ -517,7 +517,7 @@ macro_rules! sql_core {
                         .map(|row| Ok((row.try_get::<String, _>(0)?, row.try_get::<String, _>(1)?)))
                         .collect::<Result<Vec<(String, String)>, sqlx::Error>>()
                         .map_err($classify)?;
-                    for table in ["a2a_task_messages", "a2a_task_events"] {
+                    for table in ["a2a_task_messages", "a2a_task_events", "a2a_push_configs"] {
                         delete_tasks_rows(&mut tx, table, "task_id", &gone).await?;
                     }
                     delete_tasks_rows(&mut tx, "a2a_tasks", "id", &gone).await?;
@@ -564,6 +564,117 @@ macro_rules! sql_core {
                 Ok(report)
             }
 
+            /// Saves a push config, in one statement: only for a task that exists, and only
+            /// while the task has fewer than `max_per_task` other configs. Two racing saves of
+            /// new ids on PostgreSQL may each see room for one, so the cap can be passed by the
+            /// number of racing saves; it bounds storage, not correctness.
+            pub(crate) async fn save_push_config(
+                &self,
+                tenant: &str,
+                config: &a2a_protocol_types::push::TaskPushNotificationConfig,
+                max_per_task: usize,
+            ) -> Result<crate::store::PushConfigSaved, StoreError> {
+                let tenant = self.task_tenant(tenant);
+                let body = serde_json::to_string(config)
+                    .map_err(|e| StoreError::Corrupt(format!("push config: {e}")))?;
+                let _turn = self.write_turn().await?;
+                let saved = sqlx::query(
+                    "INSERT INTO a2a_push_configs (tenant, task_id, id, body, created_millis) \
+                     SELECT $1, $2, $3, $4, $5 \
+                     WHERE EXISTS (SELECT 1 FROM a2a_tasks WHERE tenant = $1 AND id = $2) \
+                       AND (SELECT COUNT(*) FROM a2a_push_configs \
+                            WHERE tenant = $1 AND task_id = $2 AND id <> $3) < $6 \
+                     ON CONFLICT (tenant, task_id, id) DO UPDATE SET body = excluded.body",
+                )
+                .bind(tenant)
+                .bind(config.task_id.as_str())
+                .bind(config.id.as_str())
+                .bind(body)
+                .bind(now_millis())
+                .bind(i64::try_from(max_per_task).unwrap_or(i64::MAX))
+                .execute(&self.pool)
+                .await
+                .map_err($classify)?
+                .rows_affected();
+                if saved > 0 {
+                    return Ok(crate::store::PushConfigSaved::Saved);
+                }
+                let task = sqlx::query("SELECT 1 FROM a2a_tasks WHERE tenant = $1 AND id = $2")
+                    .bind(tenant)
+                    .bind(config.task_id.as_str())
+                    .fetch_optional(&self.pool)
+                    .await
+                    .map_err($classify)?;
+                Ok(if task.is_some() {
+                    crate::store::PushConfigSaved::AtCap
+                } else {
+                    crate::store::PushConfigSaved::TaskMissing
+                })
+            }
+
+            pub(crate) async fn get_push_config(
+                &self,
+                tenant: &str,
+                task_id: &TaskId,
+                id: &str,
+            ) -> Result<Option<a2a_protocol_types::push::TaskPushNotificationConfig>, StoreError> {
+                let row = sqlx::query(
+                    "SELECT body FROM a2a_push_configs WHERE tenant = $1 AND task_id = $2 AND id = $3",
+                )
+                .bind(self.task_tenant(tenant))
+                .bind(task_id.as_str())
+                .bind(id)
+                .fetch_optional(&self.pool)
+                .await
+                .map_err($classify)?;
+                row.map(|row| decode_push_config(&row.try_get::<String, _>(0).map_err($classify)?))
+                    .transpose()
+            }
+
+            pub(crate) async fn list_push_configs(
+                &self,
+                tenant: &str,
+                task_id: &TaskId,
+                after: Option<&str>,
+                limit: usize,
+            ) -> Result<Vec<a2a_protocol_types::push::TaskPushNotificationConfig>, StoreError> {
+                // Ids are never empty, so "after the empty id" is "from the first".
+                let rows = sqlx::query(
+                    "SELECT body FROM a2a_push_configs WHERE tenant = $1 AND task_id = $2 AND id > $3 \
+                     ORDER BY id LIMIT $4",
+                )
+                .bind(self.task_tenant(tenant))
+                .bind(task_id.as_str())
+                .bind(after.unwrap_or(""))
+                .bind(i64::try_from(limit).unwrap_or(i64::MAX))
+                .fetch_all(&self.pool)
+                .await
+                .map_err($classify)?;
+                rows.iter()
+                    .map(|row| decode_push_config(&row.try_get::<String, _>(0).map_err($classify)?))
+                    .collect()
+            }
+
+            pub(crate) async fn delete_push_config(
+                &self,
+                tenant: &str,
+                task_id: &TaskId,
+                id: &str,
+            ) -> Result<bool, StoreError> {
+                let _turn = self.write_turn().await?;
+                let deleted = sqlx::query(
+                    "DELETE FROM a2a_push_configs WHERE tenant = $1 AND task_id = $2 AND id = $3",
+                )
+                .bind(self.task_tenant(tenant))
+                .bind(task_id.as_str())
+                .bind(id)
+                .execute(&self.pool)
+                .await
+                .map_err($classify)?
+                .rows_affected();
+                Ok(deleted > 0)
+            }
+
             /// Deletes events older than the policy keeps them: they serve followers that are
             /// a moment behind, not history. True when none older are left.
             pub(crate) async fn trim_events(&self, policy: &RetentionPolicy) -> Result<bool, StoreError> {
@@ -595,6 +706,12 @@ macro_rules! sql_core {
                 }
                 Ok(false)
             }
+        }
+
+        fn decode_push_config(
+            body: &str,
+        ) -> Result<a2a_protocol_types::push::TaskPushNotificationConfig, StoreError> {
+            serde_json::from_str(body).map_err(|e| StoreError::Corrupt(format!("push config: {e}")))
         }
 
         /// Appends the last `count` messages of `task.history`, numbered by their place in it.

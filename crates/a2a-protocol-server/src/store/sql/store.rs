@@ -227,6 +227,47 @@ macro_rules! sql_store {
             ) -> Result<(), crate::store::StoreError> {
                 self.core.release(claim).await
             }
+
+            fn supports_push_configs(&self) -> bool {
+                true
+            }
+
+            async fn save_push_config(
+                &self,
+                tenant: &str,
+                config: &a2a_protocol_types::push::TaskPushNotificationConfig,
+                max_per_task: usize,
+            ) -> Result<crate::store::PushConfigSaved, crate::store::StoreError> {
+                self.core.save_push_config(tenant, config, max_per_task).await
+            }
+
+            async fn get_push_config(
+                &self,
+                tenant: &str,
+                task_id: &a2a_protocol_types::TaskId,
+                id: &str,
+            ) -> Result<Option<a2a_protocol_types::push::TaskPushNotificationConfig>, crate::store::StoreError> {
+                self.core.get_push_config(tenant, task_id, id).await
+            }
+
+            async fn list_push_configs(
+                &self,
+                tenant: &str,
+                task_id: &a2a_protocol_types::TaskId,
+                after: Option<&str>,
+                limit: usize,
+            ) -> Result<Vec<a2a_protocol_types::push::TaskPushNotificationConfig>, crate::store::StoreError> {
+                self.core.list_push_configs(tenant, task_id, after, limit).await
+            }
+
+            async fn delete_push_config(
+                &self,
+                tenant: &str,
+                task_id: &a2a_protocol_types::TaskId,
+                id: &str,
+            ) -> Result<bool, crate::store::StoreError> {
+                self.core.delete_push_config(tenant, task_id, id).await
+            }
         }
 
         #[async_trait::async_trait]
