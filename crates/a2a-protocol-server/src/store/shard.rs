@@ -42,9 +42,12 @@ impl Held {
     fn push_bytes(&self) -> usize {
         self.push.iter().map(footprint::push_config_bytes).sum()
     }
-}
 
-impl Held {
+    /// Where the push config `id` is, or would go, in `push`.
+    fn push_position(&self, id: &str) -> Result<usize, usize> {
+        self.push.binary_search_by(|c| c.id.as_str().cmp(id))
+    }
+
     fn stored(&self, task: Task) -> StoredTask {
         StoredTask::new(task, self.revision).with_caller(self.caller.as_deref().map(str::to_owned))
     }
@@ -330,9 +333,7 @@ impl Shard {
         let Some(held) = self.tasks.get(&config.task_id) else {
             return Ok(PushConfigSaved::TaskMissing);
         };
-        let found = held
-            .push
-            .binary_search_by(|c| c.id.as_str().cmp(&config.id));
+        let found = held.push_position(&config.id);
         let replaced = match found {
             Ok(at) => footprint::push_config_bytes(&held.push[at]),
             Err(_) if held.push.len() >= max_per_task => return Ok(PushConfigSaved::AtCap),
@@ -359,7 +360,7 @@ impl Shard {
         id: &str,
     ) -> Option<TaskPushNotificationConfig> {
         let held = self.tasks.get(task_id)?;
-        let at = held.push.binary_search_by(|c| c.id.as_str().cmp(id)).ok()?;
+        let at = held.push_position(id).ok()?;
         Some(held.push[at].clone())
     }
 
@@ -382,7 +383,7 @@ impl Shard {
         let Some(held) = self.tasks.get_mut(task_id) else {
             return false;
         };
-        let Ok(at) = held.push.binary_search_by(|c| c.id.as_str().cmp(id)) else {
+        let Ok(at) = held.push_position(id) else {
             return false;
         };
         let gone = footprint::push_config_bytes(&held.push.remove(at));
