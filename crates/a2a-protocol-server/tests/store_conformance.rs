@@ -774,3 +774,184 @@ async fn push_configs_are_saved_replaced_paged_and_deleted_with_their_task() {
         s.cleanup().await;
     }
 }
+
+#[tokio::test]
+async fn the_push_outbox_is_written_with_events_and_delivered_in_order_once_per_claim() {
+    use a2a_protocol_server::store::{DeliverySettled, TaskWrite};
+    use a2a_protocol_types::StreamResponse;
+    use std::time::SystemTime;
+
+    let lease = Duration::from_secs(30);
+    for s in all_stores().await {
+        let store = &s.store;
+        let name = s.name;
+        let mut task = task_at("t1", "c", TaskState::Submitted, 1_000);
+        task.generation = 1;
+        let created = Arc::new(task.clone());
+        store
+            .write(&TaskWrite::create("acme", &created))
+            .await
+            .expect("ok");
+        for id in ["a", "b"] {
+            store
+                .save_push_config("acme", &push_config("t1", id, "https://h/1"), 5)
+                .await
+                .expect("ok");
+        }
+        // Two events, then a write without one (it notifies nobody).
+        let mut revision = 1;
+        for (generation, state) in [(2, TaskState::Working), (3, TaskState::Working)] {
+            task.generation = generation;
+            task.status = TaskStatus::new(state);
+            let event = StreamResponse::Task(task.clone());
+            let written = Arc::new(task.clone());
+            let write = TaskWrite::update("acme", &written, revision).with_event(&event);
+            store.write(&write).await.expect("ok");
+            revision += 1;
+        }
+        task.generation = 4;
+        store
+            .write(&TaskWrite::update(
+                "acme",
+                &Arc::new(task.clone()),
+                revision,
+            ))
+            .await
+            .expect("ok");
+
+        let ids = |deliveries: &[a2a_protocol_server::store::PushDelivery]| {
+            let mut ids: Vec<String> = deliveries.iter().map(|d| d.delivery_id()).collect();
+            ids.sort();
+            ids
+        };
+        let first = store
+            .claim_push_deliveries("p1", lease, 10)
+            .await
+            .expect("ok");
+        assert_eq!(
+            ids(&first),
+            ["t1:a:2", "t1:b:2"],
+            "{name}: the first event of each config only, so each sees them in order"
+        );
+        let a2 = first.iter().find(|d| d.config.id == "a").expect("a");
+        let b2 = first.iter().find(|d| d.config.id == "b").expect("b");
+        assert_eq!(a2.event.task_id().map(|t| t.as_str()), Some("t1"), "{name}");
+        assert_eq!(
+            a2.config.url, "https://h/1",
+            "{name}: the config comes along"
+        );
+        assert_eq!(
+            a2.tenant,
+            if s.tenant_aware { "acme" } else { "" },
+            "{name}: the tenant the task is kept under"
+        );
+        assert!(
+            store
+                .claim_push_deliveries("p2", lease, 10)
+                .await
+                .expect("ok")
+                .is_empty(),
+            "{name}: claimed by p1, and the later events wait behind them"
+        );
+
+        store
+            .settle_push_delivery("p1", a2, &DeliverySettled::Delivered)
+            .await
+            .expect("ok");
+        // Not p2's to settle: nothing happens.
+        store
+            .settle_push_delivery("p2", b2, &DeliverySettled::Delivered)
+            .await
+            .expect("ok");
+        let next = store
+            .claim_push_deliveries("p1", lease, 10)
+            .await
+            .expect("ok");
+        assert_eq!(ids(&next), ["t1:a:3"], "{name}: b's first is still held");
+
+        let retry = DeliverySettled::Retry {
+            at: SystemTime::now() - Duration::from_millis(5),
+            error: "HTTP 503".into(),
+        };
+        store
+            .settle_push_delivery("p1", b2, &retry)
+            .await
+            .expect("ok");
+        let again = store
+            .claim_push_deliveries("p2", lease, 10)
+            .await
+            .expect("ok");
+        assert_eq!(
+            ids(&again),
+            ["t1:b:2"],
+            "{name}: the same notification, same id"
+        );
+        assert_eq!(again[0].attempts, 1, "{name}");
+        assert_eq!(again[0].last_error.as_deref(), Some("HTTP 503"), "{name}");
+
+        let dead = DeliverySettled::Dead {
+            error: "HTTP 410".into(),
+        };
+        store
+            .settle_push_delivery("p2", &again[0], &dead)
+            .await
+            .expect("ok");
+        let letters = store.dead_push_deliveries(10).await.expect("ok");
+        assert_eq!(ids(&letters), ["t1:b:2"], "{name}");
+        assert_eq!(letters[0].attempts, 2, "{name}");
+        assert_eq!(letters[0].last_error.as_deref(), Some("HTTP 410"), "{name}");
+
+        // A dead letter does not hold up the next event; a lapsed claim passes on.
+        let short = store
+            .claim_push_deliveries("p3", Duration::from_millis(1), 10)
+            .await
+            .expect("ok");
+        assert_eq!(ids(&short), ["t1:b:3"], "{name}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        let taken_over = store
+            .claim_push_deliveries("p4", lease, 10)
+            .await
+            .expect("ok");
+        assert_eq!(ids(&taken_over), ["t1:b:3"], "{name}: p3's claim lapsed");
+        store
+            .settle_push_delivery("p3", &short[0], &DeliverySettled::Delivered)
+            .await
+            .expect("ok");
+        store
+            .settle_push_delivery("p4", &taken_over[0], &retry)
+            .await
+            .expect("ok");
+        assert_eq!(
+            ids(&store
+                .claim_push_deliveries("p4", lease, 10)
+                .await
+                .expect("ok")),
+            ["t1:b:3"],
+            "{name}: p3 no longer held it, so its settle changed nothing"
+        );
+
+        // Deleting a config drops what waits for it, claimed or not.
+        assert!(
+            store
+                .delete_push_config("acme", &TaskId::new("t1"), "a")
+                .await
+                .expect("ok")
+        );
+        let held_a3 = next.iter().find(|d| d.config.id == "a").expect("a3");
+        store
+            .settle_push_delivery("p1", held_a3, &retry)
+            .await
+            .expect("ok");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+        assert!(
+            store
+                .claim_push_deliveries("p5", Duration::from_millis(1), 10)
+                .await
+                .expect("ok")
+                .iter()
+                .all(|d| d.config.id != "a"),
+            "{name}: nothing goes to a deleted config"
+        );
+        s.cleanup().await;
+    }
+}

@@ -1,16 +1,18 @@
 //! The in-memory store: tasks and keys in process memory, in one namespace or one per tenant.
 
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime};
 
 use a2a_protocol_types::push::TaskPushNotificationConfig;
 use a2a_protocol_types::{Task, TaskId};
 use async_trait::async_trait;
 
+use super::epoch_millis;
 use super::shard::Shard;
 use super::tenant::{Tenants, lock};
 use super::{
-    ClaimOutcome, KeyClaim, Loaded, PushConfigSaved, StoreError, StoredTask, TaskPage, TaskQuery,
-    TaskStore, TaskStoreConfig, TaskWrite, WriteOutcome,
+    ClaimOutcome, DeliverySettled, KeyClaim, Loaded, PushConfigSaved, PushDelivery, StoreError,
+    StoredTask, TaskPage, TaskQuery, TaskStore, TaskStoreConfig, TaskWrite, WriteOutcome,
 };
 
 /// Tasks and idempotency keys in process memory, bounded by [`TaskStoreConfig`].
@@ -99,6 +101,14 @@ impl InMemoryTaskStore {
         match &self.layout {
             Layout::Shared(shard) => Some(Arc::clone(shard)),
             Layout::PerTenant(tenants) => tenants.existing(tenant),
+        }
+    }
+
+    /// Every namespace.
+    fn all(&self) -> Vec<Arc<Mutex<Shard>>> {
+        match &self.layout {
+            Layout::Shared(shard) => vec![Arc::clone(shard)],
+            Layout::PerTenant(tenants) => tenants.all(),
         }
     }
 
@@ -334,5 +344,45 @@ impl TaskStore for InMemoryTaskStore {
         Ok(self
             .existing(tenant)
             .is_some_and(|s| lock(&s).delete_push_config(task_id, id)))
+    }
+
+    async fn claim_push_deliveries(
+        &self,
+        claimant: &str,
+        lease: Duration,
+        limit: usize,
+    ) -> Result<Vec<PushDelivery>, StoreError> {
+        let now = SystemTime::now();
+        let (from, until) = (epoch_millis(now), epoch_millis(now + lease));
+        let mut claimed = Vec::new();
+        for shard in self.all() {
+            let room = limit.saturating_sub(claimed.len());
+            if room == 0 {
+                break;
+            }
+            claimed.extend(lock(&shard).claim_push_deliveries(claimant, from, until, room));
+        }
+        Ok(claimed)
+    }
+
+    async fn settle_push_delivery(
+        &self,
+        claimant: &str,
+        delivery: &PushDelivery,
+        settled: &DeliverySettled,
+    ) -> Result<(), StoreError> {
+        if let Some(shard) = self.existing(&delivery.tenant) {
+            lock(&shard).settle_push_delivery(claimant, delivery, settled);
+        }
+        Ok(())
+    }
+
+    async fn dead_push_deliveries(&self, limit: usize) -> Result<Vec<PushDelivery>, StoreError> {
+        let mut dead: Vec<PushDelivery> = Vec::new();
+        for shard in self.all() {
+            dead.extend(lock(&shard).dead_push_deliveries(limit));
+        }
+        dead.truncate(limit);
+        Ok(dead)
     }
 }

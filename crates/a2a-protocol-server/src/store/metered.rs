@@ -2,14 +2,15 @@
 //! wrapped around whatever store the handler is built with.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use a2a_protocol_types::push::TaskPushNotificationConfig;
 use a2a_protocol_types::{Task, TaskId};
 use async_trait::async_trait;
 
 use super::{
-    ClaimOutcome, Coordination, KeyClaim, Loaded, PushConfigSaved, StoreError, StoredTask,
-    TaskPage, TaskQuery, TaskStore, TaskWrite, WriteOutcome,
+    ClaimOutcome, Coordination, DeliverySettled, KeyClaim, Loaded, PushConfigSaved, PushDelivery,
+    StoreError, StoredTask, TaskPage, TaskQuery, TaskStore, TaskWrite, WriteOutcome,
 };
 use crate::telemetry::timed_store_call;
 
@@ -132,5 +133,33 @@ impl TaskStore for MeteredStore {
             "delete_push_config",
             self.0.delete_push_config(tenant, task_id, id)
         )
+    }
+
+    async fn claim_push_deliveries(
+        &self,
+        claimant: &str,
+        lease: Duration,
+        limit: usize,
+    ) -> Result<Vec<PushDelivery>, StoreError> {
+        timed_store_call!(
+            "claim_push_deliveries",
+            self.0.claim_push_deliveries(claimant, lease, limit)
+        )
+    }
+
+    async fn settle_push_delivery(
+        &self,
+        claimant: &str,
+        delivery: &PushDelivery,
+        settled: &DeliverySettled,
+    ) -> Result<(), StoreError> {
+        timed_store_call!(
+            "settle_push_delivery",
+            self.0.settle_push_delivery(claimant, delivery, settled)
+        )
+    }
+
+    async fn dead_push_deliveries(&self, limit: usize) -> Result<Vec<PushDelivery>, StoreError> {
+        timed_store_call!("dead_push_deliveries", self.0.dead_push_deliveries(limit))
     }
 }

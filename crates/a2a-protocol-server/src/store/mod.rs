@@ -19,6 +19,7 @@ mod memory;
 pub(crate) mod metered;
 mod page_token;
 mod push_configs;
+mod push_outbox;
 mod retention;
 mod shard;
 mod shared;
@@ -39,6 +40,8 @@ pub use coordination::{Coordination, Notice, TaskRef};
 pub use memory::InMemoryTaskStore;
 pub use page_token::PageCursor;
 pub use push_configs::PushConfigSaved;
+pub(crate) use push_outbox::epoch_millis;
+pub use push_outbox::{DeliverySettled, PushDelivery};
 pub use retention::{PurgeReport, Retention, RetentionPolicy, RetentionSweeper};
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub use sql::SqlStoreOptions;
@@ -687,6 +690,100 @@ pub trait TaskStore: Send + Sync + 'static {
         id: &str,
     ) -> Result<bool, StoreError> {
         let _ = (tenant, task_id, id);
+        Err(StoreError::Unsupported)
+    }
+
+    /// Claims up to `limit` notifications that are due, for `claimant` (a server process)
+    /// for `lease`: no other claimant gets them until the lease runs out or `claimant`
+    /// settles them. Only the oldest waiting notification of each task and config is due, so
+    /// a webhook receives a task's events in order. A store that keeps push configs keeps
+    /// this outbox too: [`TaskStore::write`] queues a notification per config of the task
+    /// in the same step that records an event ([`TaskWrite::event`]).
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use std::time::Duration;
+    ///
+    /// use a2a_protocol_server::store::{DeliverySettled, InMemoryTaskStore, TaskStore, TaskWrite};
+    /// use a2a_protocol_types::push::TaskPushNotificationConfig;
+    /// use a2a_protocol_types::{StreamResponse, Task, TaskState, TaskStatus};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let store = InMemoryTaskStore::new();
+    /// let mut task = Task::new("t-1", "c-1", TaskStatus::new(TaskState::Submitted));
+    /// store.write(&TaskWrite::create("", &Arc::new(task.clone()))).await?;
+    /// let config: TaskPushNotificationConfig =
+    ///     serde_json::from_str(r#"{"id": "cfg-1", "taskId": "t-1", "url": "https://client.example/hook"}"#)?;
+    /// store.save_push_config("", &config, 10).await?;
+    ///
+    /// task.status = TaskStatus::new(TaskState::Completed);
+    /// task.generation = 2;
+    /// let event = StreamResponse::Task(task.clone());
+    /// store.write(&TaskWrite::update("", &Arc::new(task), 1).with_event(&event)).await?;
+    ///
+    /// let lease = Duration::from_secs(30);
+    /// let claimed = store.claim_push_deliveries("p-1", lease, 10).await?;
+    /// assert_eq!(claimed[0].delivery_id(), "t-1:cfg-1:2");
+    /// assert!(store.claim_push_deliveries("p-2", lease, 10).await?.is_empty(), "claimed by p-1");
+    /// store.settle_push_delivery("p-1", &claimed[0], &DeliverySettled::Delivered).await?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    async fn claim_push_deliveries(
+        &self,
+        claimant: &str,
+        lease: Duration,
+        limit: usize,
+    ) -> Result<Vec<PushDelivery>, StoreError> {
+        let _ = (claimant, lease, limit);
+        Err(StoreError::Unsupported)
+    }
+
+    /// Records how an attempt at a notification `claimant` claimed ended: delivered (it
+    /// leaves the outbox), to be retried later, or dead (kept for
+    /// [`TaskStore::dead_push_deliveries`]). Nothing happens if the claim has passed to
+    /// another claimant meanwhile.
+    ///
+    /// ```
+    /// use a2a_protocol_server::store::{DeliverySettled, InMemoryTaskStore, PushDelivery, TaskStore};
+    /// use a2a_protocol_types::push::TaskPushNotificationConfig;
+    /// use a2a_protocol_types::{StreamResponse, Task, TaskState, TaskStatus};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let config: TaskPushNotificationConfig =
+    ///     serde_json::from_str(r#"{"id": "cfg-1", "taskId": "t-1", "url": "https://client.example/hook"}"#)?;
+    /// let event = StreamResponse::Task(Task::new("t-1", "c-1", TaskStatus::new(TaskState::Working)));
+    /// let unclaimed = PushDelivery::new("", config, 2, event);
+    /// let store = InMemoryTaskStore::new();
+    /// store.settle_push_delivery("p-1", &unclaimed, &DeliverySettled::Delivered).await?; // nothing to do
+    /// # Ok(())
+    /// # }
+    /// ```
+    async fn settle_push_delivery(
+        &self,
+        claimant: &str,
+        delivery: &PushDelivery,
+        settled: &DeliverySettled,
+    ) -> Result<(), StoreError> {
+        let _ = (claimant, delivery, settled);
+        Err(StoreError::Unsupported)
+    }
+
+    /// Up to `limit` notifications that were given up on, newest first.
+    ///
+    /// ```
+    /// use a2a_protocol_server::store::{InMemoryTaskStore, TaskStore};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// assert!(InMemoryTaskStore::new().dead_push_deliveries(10).await?.is_empty());
+    /// # Ok(())
+    /// # }
+    /// ```
+    async fn dead_push_deliveries(&self, limit: usize) -> Result<Vec<PushDelivery>, StoreError> {
+        let _ = limit;
         Err(StoreError::Unsupported)
     }
 }

@@ -15,9 +15,10 @@ use hashlink::LinkedHashMap;
 
 use super::footprint;
 use super::key_index::KeyIndex;
+use super::push_outbox::MemoryOutbox;
 use super::{
-    ClaimOutcome, KeyClaim, PageCursor, PushConfigSaved, StoreError, StoredTask, TaskPage,
-    TaskQuery, TaskStoreConfig, TaskWrite, WriteOutcome,
+    ClaimOutcome, DeliverySettled, KeyClaim, PageCursor, PushConfigSaved, PushDelivery, StoreError,
+    StoredTask, TaskPage, TaskQuery, TaskStoreConfig, TaskWrite, WriteOutcome,
 };
 
 use crate::TaskIdHasher;
@@ -64,6 +65,8 @@ pub(crate) struct Shard {
     /// Terminal tasks, oldest first, with when they were seen terminal.
     terminal: LinkedHashMap<TaskId, Instant, TaskIdHasher>,
     keys: KeyIndex,
+    /// Notifications waiting for delivery, written with the events they announce.
+    outbox: MemoryOutbox,
 }
 
 impl Shard {
@@ -75,6 +78,7 @@ impl Shard {
             order: BTreeSet::new(),
             terminal: LinkedHashMap::default(),
             keys: KeyIndex::new(),
+            outbox: MemoryOutbox::default(),
         }
     }
 
@@ -127,6 +131,17 @@ impl Shard {
             _ => None,
         };
         self.put(Arc::clone(write.task), revision, size, caller);
+        if let (Some(event), Some(held)) = (write.event, self.tasks.get(&write.task.id)) {
+            // In the same step as the event: a notification is never missed nor early.
+            // Its tenant is the one the task is kept under, as in the SQL stores.
+            let tenant = if self.config.tenant_aware {
+                write.tenant
+            } else {
+                ""
+            };
+            self.outbox
+                .enqueue(tenant, &held.push, write.task.generation, event);
+        }
         Ok(WriteOutcome::Written)
     }
 
@@ -243,6 +258,7 @@ impl Shard {
     }
 
     fn remove_task(&mut self, id: &TaskId) {
+        self.outbox.forget(id, None);
         if let Some(held) = self.tasks.remove(id) {
             self.task_bytes.fetch_sub(held.size, Ordering::Relaxed);
             self.order.remove(&(status_millis(&held.task), id.clone()));
@@ -389,7 +405,39 @@ impl Shard {
         let gone = footprint::push_config_bytes(&held.push.remove(at));
         held.size = held.size.saturating_sub(gone);
         self.task_bytes.fetch_sub(gone, Ordering::Relaxed);
+        // No notification goes to a deleted config, not even one already waiting.
+        self.outbox.forget(task_id, Some(id));
         true
+    }
+
+    /// Claims due notifications (see [`MemoryOutbox::claim`]).
+    pub(crate) fn claim_push_deliveries(
+        &mut self,
+        claimant: &str,
+        now: i64,
+        until: i64,
+        limit: usize,
+    ) -> Vec<PushDelivery> {
+        let tasks = &self.tasks;
+        self.outbox
+            .claim(claimant, now, until, limit, |task_id, id| {
+                let held = tasks.get(task_id)?;
+                let at = held.push_position(id).ok()?;
+                Some(held.push[at].clone())
+            })
+    }
+
+    pub(crate) fn settle_push_delivery(
+        &mut self,
+        claimant: &str,
+        delivery: &PushDelivery,
+        settled: &DeliverySettled,
+    ) {
+        self.outbox.settle(claimant, delivery, settled);
+    }
+
+    pub(crate) fn dead_push_deliveries(&self, limit: usize) -> Vec<PushDelivery> {
+        self.outbox.dead(limit)
     }
 
     pub(crate) fn claim(&mut self, claim: &KeyClaim) -> Result<ClaimOutcome, StoreError> {
@@ -414,7 +462,7 @@ impl Shard {
         let now = Instant::now();
         self.expire_terminal_tasks(now);
         self.keys.expire(now);
-        self.tasks.is_empty() && self.keys.len() == 0
+        self.tasks.is_empty() && self.keys.len() == 0 && self.outbox.is_idle()
     }
 
     /// How many keys are held (expired ones included until the next claim drops them).

@@ -2,15 +2,16 @@
 //! store is taken, and the same store kept for the retention sweeper or for tests.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use a2a_protocol_types::push::TaskPushNotificationConfig;
 use a2a_protocol_types::{Task, TaskId};
 use async_trait::async_trait;
 
 use super::{
-    ClaimOutcome, Coordination, KeyClaim, Loaded, PurgeReport, PushConfigSaved, Retention,
-    RetentionPolicy, StoreError, StoredTask, TaskPage, TaskQuery, TaskStore, TaskWrite,
-    WriteOutcome,
+    ClaimOutcome, Coordination, DeliverySettled, KeyClaim, Loaded, PurgeReport, PushConfigSaved,
+    PushDelivery, Retention, RetentionPolicy, StoreError, StoredTask, TaskPage, TaskQuery,
+    TaskStore, TaskWrite, WriteOutcome,
 };
 
 // Every method is forwarded, defaults included: the shared store's own versions must run.
@@ -119,6 +120,30 @@ impl<S: TaskStore + ?Sized> TaskStore for Arc<S> {
         id: &str,
     ) -> Result<bool, StoreError> {
         (**self).delete_push_config(tenant, task_id, id).await
+    }
+
+    async fn claim_push_deliveries(
+        &self,
+        claimant: &str,
+        lease: Duration,
+        limit: usize,
+    ) -> Result<Vec<PushDelivery>, StoreError> {
+        (**self).claim_push_deliveries(claimant, lease, limit).await
+    }
+
+    async fn settle_push_delivery(
+        &self,
+        claimant: &str,
+        delivery: &PushDelivery,
+        settled: &DeliverySettled,
+    ) -> Result<(), StoreError> {
+        (**self)
+            .settle_push_delivery(claimant, delivery, settled)
+            .await
+    }
+
+    async fn dead_push_deliveries(&self, limit: usize) -> Result<Vec<PushDelivery>, StoreError> {
+        (**self).dead_push_deliveries(limit).await
     }
 }
 

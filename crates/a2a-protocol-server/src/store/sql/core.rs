@@ -329,7 +329,24 @@ macro_rules! sql_core {
                     .bind(tenant)
                     .bind(task.id.as_str())
                     .bind(generation)
-                    .bind(event)
+                    .bind(event.as_str())
+                    .bind(now_millis())
+                    .execute(&mut *tx)
+                    .await
+                    .map_err($classify)?;
+                    // The outbox: a notification per push config of the task, in this
+                    // transaction, so none is lost and none announces an event not written.
+                    sqlx::query(
+                        "INSERT INTO a2a_push_outbox \
+                           (tenant, task_id, config_id, generation, body, due_millis, created_millis) \
+                         SELECT tenant, task_id, id, $3, $4, $5, $5 FROM a2a_push_configs \
+                         WHERE tenant = $1 AND task_id = $2 \
+                         ON CONFLICT (tenant, task_id, config_id, generation) DO NOTHING",
+                    )
+                    .bind(tenant)
+                    .bind(task.id.as_str())
+                    .bind(generation)
+                    .bind(event.as_str())
                     .bind(now_millis())
                     .execute(&mut *tx)
                     .await
@@ -517,7 +534,12 @@ macro_rules! sql_core {
                         .map(|row| Ok((row.try_get::<String, _>(0)?, row.try_get::<String, _>(1)?)))
                         .collect::<Result<Vec<(String, String)>, sqlx::Error>>()
                         .map_err($classify)?;
-                    for table in ["a2a_task_messages", "a2a_task_events", "a2a_push_configs"] {
+                    for table in [
+                        "a2a_task_messages",
+                        "a2a_task_events",
+                        "a2a_push_configs",
+                        "a2a_push_outbox",
+                    ] {
                         delete_tasks_rows(&mut tx, table, "task_id", &gone).await?;
                     }
                     delete_tasks_rows(&mut tx, "a2a_tasks", "id", &gone).await?;
@@ -661,18 +683,166 @@ macro_rules! sql_core {
                 task_id: &TaskId,
                 id: &str,
             ) -> Result<bool, StoreError> {
+                let tenant = self.task_tenant(tenant);
                 let _turn = self.write_turn().await?;
+                let mut tx = self.pool.begin().await.map_err($classify)?;
                 let deleted = sqlx::query(
                     "DELETE FROM a2a_push_configs WHERE tenant = $1 AND task_id = $2 AND id = $3",
                 )
-                .bind(self.task_tenant(tenant))
+                .bind(tenant)
                 .bind(task_id.as_str())
                 .bind(id)
-                .execute(&self.pool)
+                .execute(&mut *tx)
                 .await
                 .map_err($classify)?
                 .rows_affected();
+                // No notification goes to a deleted config, not even one already waiting.
+                sqlx::query(
+                    "DELETE FROM a2a_push_outbox WHERE tenant = $1 AND task_id = $2 AND config_id = $3",
+                )
+                .bind(tenant)
+                .bind(task_id.as_str())
+                .bind(id)
+                .execute(&mut *tx)
+                .await
+                .map_err($classify)?;
+                tx.commit().await.map_err($classify)?;
                 Ok(deleted > 0)
+            }
+
+            /// Claims due notifications: the oldest live one of each task and config, not
+            /// claimed by anyone whose claim still runs. Each is taken by a conditional
+            /// update, so of two processes that picked the same one only one gets it.
+            pub(crate) async fn claim_push_deliveries(
+                &self,
+                claimant: &str,
+                lease: Duration,
+                limit: usize,
+            ) -> Result<Vec<crate::store::PushDelivery>, StoreError> {
+                let now = now_millis();
+                let until = now.saturating_add(millis(lease));
+                let rows = sqlx::query(
+                    "SELECT o.tenant, o.task_id, o.config_id, o.generation, o.body, o.attempts, \
+                            o.last_error, c.body \
+                     FROM a2a_push_outbox o JOIN a2a_push_configs c \
+                       ON c.tenant = o.tenant AND c.task_id = o.task_id AND c.id = o.config_id \
+                     WHERE o.dead = $1 AND o.due_millis <= $2 AND o.claimed_until_millis <= $2 \
+                       AND NOT EXISTS (SELECT 1 FROM a2a_push_outbox p \
+                                       WHERE p.tenant = o.tenant AND p.task_id = o.task_id \
+                                         AND p.config_id = o.config_id AND p.dead = $1 \
+                                         AND p.generation < o.generation) \
+                     ORDER BY o.due_millis LIMIT $3",
+                )
+                .bind(false)
+                .bind(now)
+                .bind(i64::try_from(limit).unwrap_or(i64::MAX))
+                .fetch_all(&self.pool)
+                .await
+                .map_err($classify)?;
+                let mut claimed = Vec::with_capacity(rows.len());
+                for row in rows {
+                    let delivery = decode_delivery(&row)?;
+                    let _turn = self.write_turn().await?;
+                    let taken = sqlx::query(
+                        "UPDATE a2a_push_outbox SET claimed_by = $5, claimed_until_millis = $6 \
+                         WHERE tenant = $1 AND task_id = $2 AND config_id = $3 AND generation = $4 \
+                           AND dead = $7 AND claimed_until_millis <= $8",
+                    )
+                    .bind(&delivery.tenant)
+                    .bind(delivery.config.task_id.as_str())
+                    .bind(delivery.config.id.as_str())
+                    .bind(i64::try_from(delivery.generation).unwrap_or(i64::MAX))
+                    .bind(claimant)
+                    .bind(until)
+                    .bind(false)
+                    .bind(now)
+                    .execute(&self.pool)
+                    .await
+                    .map_err($classify)?
+                    .rows_affected();
+                    if taken == 1 {
+                        claimed.push(delivery);
+                    }
+                }
+                Ok(claimed)
+            }
+
+            /// Records how an attempt went, if `claimant` still holds the notification.
+            pub(crate) async fn settle_push_delivery(
+                &self,
+                claimant: &str,
+                delivery: &crate::store::PushDelivery,
+                settled: &crate::store::DeliverySettled,
+            ) -> Result<(), StoreError> {
+                use crate::store::DeliverySettled;
+                let key = (
+                    delivery.tenant.as_str(),
+                    delivery.config.task_id.as_str(),
+                    delivery.config.id.as_str(),
+                    i64::try_from(delivery.generation).unwrap_or(i64::MAX),
+                );
+                let _turn = self.write_turn().await?;
+                let query = match settled {
+                    DeliverySettled::Delivered => sqlx::query(
+                        "DELETE FROM a2a_push_outbox \
+                         WHERE tenant = $1 AND task_id = $2 AND config_id = $3 AND generation = $4 \
+                           AND claimed_by = $5",
+                    )
+                    .bind(key.0)
+                    .bind(key.1)
+                    .bind(key.2)
+                    .bind(key.3)
+                    .bind(claimant),
+                    DeliverySettled::Retry { at, error } => sqlx::query(
+                        "UPDATE a2a_push_outbox SET attempts = attempts + 1, due_millis = $6, \
+                           last_error = $7, claimed_by = NULL, claimed_until_millis = 0 \
+                         WHERE tenant = $1 AND task_id = $2 AND config_id = $3 AND generation = $4 \
+                           AND claimed_by = $5",
+                    )
+                    .bind(key.0)
+                    .bind(key.1)
+                    .bind(key.2)
+                    .bind(key.3)
+                    .bind(claimant)
+                    .bind(crate::store::epoch_millis(*at))
+                    .bind(error.as_str()),
+                    DeliverySettled::Dead { error } => sqlx::query(
+                        "UPDATE a2a_push_outbox SET attempts = attempts + 1, due_millis = $6, \
+                           last_error = $7, dead = $8, claimed_by = NULL, claimed_until_millis = 0 \
+                         WHERE tenant = $1 AND task_id = $2 AND config_id = $3 AND generation = $4 \
+                           AND claimed_by = $5",
+                    )
+                    .bind(key.0)
+                    .bind(key.1)
+                    .bind(key.2)
+                    .bind(key.3)
+                    .bind(claimant)
+                    .bind(now_millis())
+                    .bind(error.as_str())
+                    .bind(true),
+                };
+                query.execute(&self.pool).await.map_err($classify)?;
+                Ok(())
+            }
+
+            /// The dead letters, the most recently given up first.
+            pub(crate) async fn dead_push_deliveries(
+                &self,
+                limit: usize,
+            ) -> Result<Vec<crate::store::PushDelivery>, StoreError> {
+                let rows = sqlx::query(
+                    "SELECT o.tenant, o.task_id, o.config_id, o.generation, o.body, o.attempts, \
+                            o.last_error, c.body \
+                     FROM a2a_push_outbox o JOIN a2a_push_configs c \
+                       ON c.tenant = o.tenant AND c.task_id = o.task_id AND c.id = o.config_id \
+                     WHERE o.dead = $1 ORDER BY o.due_millis DESC LIMIT $2",
+                )
+                .bind(true)
+                .bind(i64::try_from(limit).unwrap_or(i64::MAX))
+                .fetch_all(&self.pool)
+                .await
+                .map_err($classify)?;
+                rows.iter().map(decode_delivery).collect()
             }
 
             /// Deletes events older than the policy keeps them: they serve followers that are
@@ -706,6 +876,33 @@ macro_rules! sql_core {
                 }
                 Ok(false)
             }
+        }
+
+        /// A notification as the claim and dead-letter queries select it.
+        fn decode_delivery(
+            row: &<$db as sqlx::Database>::Row,
+        ) -> Result<crate::store::PushDelivery, StoreError> {
+            let read = || -> Result<_, sqlx::Error> {
+                Ok((
+                    row.try_get::<String, _>(0)?,
+                    row.try_get::<i64, _>(3)?,
+                    row.try_get::<String, _>(4)?,
+                    row.try_get::<i32, _>(5)?,
+                    row.try_get::<Option<String>, _>(6)?,
+                    row.try_get::<String, _>(7)?,
+                ))
+            };
+            let (tenant, generation, event, attempts, last_error, config) =
+                read().map_err($classify)?;
+            let mut delivery = crate::store::PushDelivery::new(
+                tenant,
+                decode_push_config(&config)?,
+                u64::try_from(generation).unwrap_or_default(),
+                crate::store::sql::decode_event(&event)?,
+            );
+            delivery.attempts = u32::try_from(attempts).unwrap_or_default();
+            delivery.last_error = last_error;
+            Ok(delivery)
         }
 
         fn decode_push_config(

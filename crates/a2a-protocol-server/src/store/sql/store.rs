@@ -268,6 +268,31 @@ macro_rules! sql_store {
             ) -> Result<bool, crate::store::StoreError> {
                 self.core.delete_push_config(tenant, task_id, id).await
             }
+
+            async fn claim_push_deliveries(
+                &self,
+                claimant: &str,
+                lease: std::time::Duration,
+                limit: usize,
+            ) -> Result<Vec<crate::store::PushDelivery>, crate::store::StoreError> {
+                self.core.claim_push_deliveries(claimant, lease, limit).await
+            }
+
+            async fn settle_push_delivery(
+                &self,
+                claimant: &str,
+                delivery: &crate::store::PushDelivery,
+                settled: &crate::store::DeliverySettled,
+            ) -> Result<(), crate::store::StoreError> {
+                self.core.settle_push_delivery(claimant, delivery, settled).await
+            }
+
+            async fn dead_push_deliveries(
+                &self,
+                limit: usize,
+            ) -> Result<Vec<crate::store::PushDelivery>, crate::store::StoreError> {
+                self.core.dead_push_deliveries(limit).await
+            }
         }
 
         #[async_trait::async_trait]

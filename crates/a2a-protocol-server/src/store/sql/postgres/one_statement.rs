@@ -1,4 +1,5 @@
-//! PostgreSQL writes in one statement: the head, its messages, its event and its notice as
+//! PostgreSQL writes in one statement: the head, its messages, its event (with a push
+//! notification per config of the task, the outbox) and its notice as
 //! data-modifying CTEs, so an event costs one round trip instead of a transaction's five. A
 //! statement is atomic by itself. The notice goes only to a task some process follows from
 //! outside (`a2a_followers`): a commit that notifies takes a lock every such commit shares,
@@ -58,6 +59,13 @@ WITH head AS (
     INSERT INTO a2a_task_events (tenant, task_id, generation, body, created_millis)
     SELECT $1, $2, $9, $15, $6 WHERE $15::text IS NOT NULL AND EXISTS (SELECT 1 FROM head)
     ON CONFLICT (tenant, task_id, generation) DO NOTHING
+), outbox AS (
+    INSERT INTO a2a_push_outbox
+        (tenant, task_id, config_id, generation, body, due_millis, created_millis)
+    SELECT $1, $2, c.id, $9, $15, $6, $6 FROM a2a_push_configs c
+    WHERE c.tenant = $1 AND c.task_id = $2 AND $15::text IS NOT NULL
+      AND EXISTS (SELECT 1 FROM head)
+    ON CONFLICT (tenant, task_id, config_id, generation) DO NOTHING
 ), notice AS (
     SELECT pg_notify($16 || current_schema(), $17)
     WHERE $17::text IS NOT NULL AND EXISTS (SELECT 1 FROM head)
