@@ -3,6 +3,7 @@
 
 mod demo;
 mod exit;
+mod listen;
 mod logging;
 mod metrics;
 mod otel;
@@ -45,6 +46,8 @@ enum Command {
     Serve(serve::ServeArgs),
     /// Send a message, with a fresh idempotency key when the agent honours keys.
     Send(send::SendArgs),
+    /// Receive push notifications on a local webhook and print each once (by delivery id).
+    Listen(listen::ListenArgs),
     /// Show a task.
     Get(talk::TaskArgs),
     /// List tasks, newest first, a page at a time.
@@ -66,6 +69,7 @@ async fn run(command: Command, output: Output) -> Result<(), Failure> {
     match command {
         Command::Serve(args) => serve::serve(args).await,
         Command::Send(args) => send::send(args, output).await,
+        Command::Listen(args) => listen::listen(args, output).await,
         Command::Get(args) => talk::get(args, output).await,
         Command::Tasks(args) => talk::tasks(args, output).await,
         Command::Cancel(args) => talk::cancel(args, output).await,

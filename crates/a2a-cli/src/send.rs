@@ -3,6 +3,7 @@
 
 use a2a_protocol_client::A2aClient;
 use a2a_protocol_types::idempotency::{generate_key, set_key, validate_key};
+use a2a_protocol_types::push::TaskPushNotificationConfig;
 use a2a_protocol_types::{Message, SendMessageConfiguration, SendMessageRequest};
 use clap::ValueEnum;
 use futures::StreamExt;
@@ -40,6 +41,12 @@ pub(crate) struct SendArgs {
     /// Return once the agent has accepted the task, without waiting for it to settle.
     #[arg(long, conflicts_with = "stream")]
     no_wait: bool,
+    /// Have the agent POST the task's updates to this webhook (see `a2a listen`).
+    #[arg(long, value_name = "URL")]
+    push_url: Option<String>,
+    /// With --push-url: a token the agent sends back with each notification.
+    #[arg(long, requires = "push_url")]
+    push_token: Option<String>,
 }
 
 /// Which key, if any, the message carries.
@@ -119,6 +126,13 @@ pub(crate) async fn send(args: SendArgs, output: Output) -> Result<(), Failure> 
             return_immediately: true,
             ..SendMessageConfiguration::default()
         });
+    }
+    if let Some(url) = &args.push_url {
+        let mut hook = TaskPushNotificationConfig::new(url.clone());
+        if let Some(token) = &args.push_token {
+            hook = hook.with_token(token.clone());
+        }
+        request = request.with_push_config(hook);
     }
     let url = args.target.url.clone();
     let cut_off = |e: &a2a_protocol_client::ClientError| {

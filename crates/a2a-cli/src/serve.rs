@@ -99,6 +99,15 @@ pub(crate) struct ServeArgs {
     /// such as `http://127.0.0.1:4318`; a caller's `traceparent` puts them in its trace.
     #[arg(long, value_name = "URL")]
     pub(crate) otlp_endpoint: Option<String>,
+    /// Let push notification webhooks reach this address or CIDR block although it is not
+    /// public, such as `127.0.0.1` to receive with `a2a listen` on this machine; repeat for
+    /// more [default: public addresses only].
+    #[arg(long = "allow-push-to", value_name = "ADDRESS[/PREFIX]")]
+    allow_push_to: Vec<a2a_protocol_server::push::AddressRange>,
+    /// Answer every push notification operation with PushNotificationNotSupported, and say so
+    /// on the card [default: push notifications are delivered].
+    #[arg(long, conflicts_with = "allow_push_to")]
+    no_push: bool,
 }
 
 /// The card's mutual TLS scheme, and its verifier added to `auth`, for `--client-ca`.
@@ -201,6 +210,12 @@ pub(crate) async fn serve(args: ServeArgs) -> Result<(), Failure> {
         .with_config(HandlerConfig::default().with_recovery_time(args.recovery_time));
     if let Some(max) = args.max_lease {
         handler = handler.with_leases(max);
+    }
+    if !args.no_push {
+        handler = handler.with_push(
+            a2a_protocol_server::push::PushSettings::default()
+                .with_allowed(args.allow_push_to.clone()),
+        );
     }
     let handler = handler.build();
     let mut config = ServerConfig::default()

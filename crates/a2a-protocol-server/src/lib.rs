@@ -27,6 +27,7 @@
 //! | `postgres` | `store::PostgresTaskStore` |
 //! | `jwt` | `auth::JwtVerifier`: JWT bearer tokens checked against a key or an issuer's JWKS |
 //! | `tls` | `tls::TlsConfig`: HTTPS terminated by the server, and client certificates (mutual TLS) |
+//! | `push` | push notification delivery: `RequestHandlerBuilder::with_push`, webhooks POSTed from the store's outbox |
 //! | `otel` | request spans joined to the caller's trace in the OpenTelemetry context, for a `tracing-opentelemetry` layer to export |
 
 #![cfg_attr(docsrs, feature(doc_cfg))]
@@ -41,6 +42,7 @@ mod embedding;
 pub mod executor;
 mod handler;
 pub mod idempotency;
+pub mod push;
 mod runtime;
 mod server;
 pub mod store;

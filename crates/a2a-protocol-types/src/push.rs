@@ -63,6 +63,49 @@ pub struct TaskPushNotificationConfig {
     pub authentication: Option<AuthenticationInfo>,
 }
 
+impl TaskPushNotificationConfig {
+    /// A config for webhook `url`, for the task it is sent with or created for.
+    ///
+    /// ```
+    /// use a2a_protocol_types::push::TaskPushNotificationConfig;
+    ///
+    /// let config = TaskPushNotificationConfig::new("https://client.example/hook")
+    ///     .with_token("t-42")
+    ///     .with_authentication("Bearer", "s3cret");
+    /// assert_eq!(config.authentication.unwrap().scheme, "Bearer");
+    /// ```
+    pub fn new(url: impl Into<String>) -> Self {
+        Self {
+            tenant: String::new(),
+            id: String::new(),
+            task_id: TaskId::default(),
+            url: url.into(),
+            token: None,
+            authentication: None,
+        }
+    }
+
+    /// Sets [`TaskPushNotificationConfig::token`], sent back with every notification.
+    pub fn with_token(mut self, token: impl Into<String>) -> Self {
+        self.token = Some(token.into());
+        self
+    }
+
+    /// Sets [`TaskPushNotificationConfig::authentication`]: the webhook gets
+    /// `Authorization: {scheme} {credentials}`.
+    pub fn with_authentication(
+        mut self,
+        scheme: impl Into<String>,
+        credentials: impl Into<String>,
+    ) -> Self {
+        self.authentication = Some(AuthenticationInfo {
+            scheme: scheme.into(),
+            credentials: Some(credentials.into()),
+        });
+        self
+    }
+}
+
 /// The answer to `ListTaskPushNotificationConfigs`.
 ///
 /// ```

@@ -120,6 +120,26 @@ impl SendMessageRequest {
     pub fn history_length(&self) -> Option<i32> {
         self.configuration.as_ref().and_then(|c| c.history_length)
     }
+
+    /// Asks the agent to POST the task's updates to a webhook
+    /// (`configuration.taskPushNotificationConfig`), registered before the agent starts, so
+    /// even its first update is delivered.
+    ///
+    /// ```
+    /// use a2a_protocol_types::push::TaskPushNotificationConfig;
+    /// use a2a_protocol_types::{Message, SendMessageRequest};
+    ///
+    /// let hook = TaskPushNotificationConfig::new("https://client.example/hook").with_token("t-42");
+    /// let request = SendMessageRequest::new(Message::user_text("hi")).with_push_config(hook);
+    /// let wire = serde_json::to_value(&request).unwrap();
+    /// assert_eq!(wire["configuration"]["taskPushNotificationConfig"]["url"], "https://client.example/hook");
+    /// ```
+    pub fn with_push_config(mut self, config: TaskPushNotificationConfig) -> Self {
+        self.configuration
+            .get_or_insert_with(SendMessageConfiguration::default)
+            .task_push_notification_config = Some(config);
+        self
+    }
 }
 
 /// The answer to `SendMessage`: a task, or a direct message.

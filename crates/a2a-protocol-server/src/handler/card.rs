@@ -14,10 +14,11 @@ pub(super) fn derive(
     store: &dyn TaskStore,
     extended: bool,
     leases: bool,
+    pushes: bool,
 ) -> AgentCard {
     let capabilities = &mut card.capabilities;
     capabilities.streaming = Some(true);
-    capabilities.push_notifications = Some(false);
+    capabilities.push_notifications = Some(pushes);
     capabilities.extended_agent_card = Some(extended);
     let mut extensions = capabilities.extensions.take().unwrap_or_default();
     let ours = [

@@ -4,6 +4,7 @@ mod cancel;
 mod card;
 mod follow;
 mod leases;
+mod push;
 mod recovery;
 mod send;
 mod shutdown;
@@ -327,6 +328,9 @@ pub(crate) struct Inner {
     /// Cancelled when shutdown ends: whatever still waits on a task (a stream, a blocking
     /// retry) answers with what it has.
     pub(crate) stopped: tokio_util::sync::CancellationToken,
+    /// Push notification delivery, when on.
+    #[cfg(feature = "push")]
+    pub(crate) push: Option<crate::push::worker::PushRuntime>,
 }
 
 /// Carries out A2A operations for one agent over one store. Cheap to clone.
@@ -380,6 +384,8 @@ pub struct RequestHandlerBuilder {
     tailor_extended_card: Option<ExtendedCardTailor>,
     config: HandlerConfig,
     max_lease: Option<Duration>,
+    #[cfg(feature = "push")]
+    push: Option<crate::push::PushSettings>,
 }
 
 /// Shapes the extended card per caller.
@@ -403,6 +409,28 @@ impl RequestHandlerBuilder {
     /// ```
     pub fn with_leases(mut self, max_ttl: Duration) -> Self {
         self.max_lease = Some(max_ttl);
+        self
+    }
+
+    /// Delivers push notifications: the four push config operations work, a send may carry a
+    /// config, and every event of a task with configs is POSTed to their webhooks from the
+    /// store's outbox (see [`crate::push`]). Needs a store that keeps configs (every bundled
+    /// store does); the card then says `pushNotifications: true`.
+    ///
+    /// ```
+    /// use a2a_protocol_server::agents::EchoAgent;
+    /// use a2a_protocol_server::push::PushSettings;
+    /// use a2a_protocol_server::RequestHandler;
+    ///
+    /// let handler = RequestHandler::builder(EchoAgent::new()).with_push(PushSettings::default()).build();
+    /// assert_eq!(handler.agent_card().capabilities.push_notifications, Some(true));
+    /// let plain = RequestHandler::builder(EchoAgent::new()).build();
+    /// assert_eq!(plain.agent_card().capabilities.push_notifications, Some(false));
+    /// ```
+    #[cfg(feature = "push")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "push")))]
+    pub fn with_push(mut self, settings: crate::push::PushSettings) -> Self {
+        self.push = Some(settings);
         self
     }
 
@@ -531,11 +559,34 @@ impl RequestHandlerBuilder {
             AgentCard::new("A2A agent", "An agent built with a2a-rust", "0.1.0")
         });
         let leases = self.max_lease.is_some();
-        let card = card::derive(base, store.as_ref(), self.extended_card.is_some(), leases);
+        #[cfg(feature = "push")]
+        let push = self
+            .push
+            .filter(|_| store.supports_push_configs())
+            .and_then(
+                |settings| match crate::push::worker::PushRuntime::new(settings) {
+                    Ok(push) => Some(push),
+                    Err(error) => {
+                        tracing::error!(%error, "push notifications are off: no HTTP client");
+                        None
+                    }
+                },
+            );
+        #[cfg(feature = "push")]
+        let pushes = push.is_some();
+        #[cfg(not(feature = "push"))]
+        let pushes = false;
+        let card = card::derive(
+            base,
+            store.as_ref(),
+            self.extended_card.is_some(),
+            leases,
+            pushes,
+        );
         let extended_card = self
             .extended_card
-            .map(|c| card::derive(c, store.as_ref(), true, leases));
-        RequestHandler {
+            .map(|c| card::derive(c, store.as_ref(), true, leases, pushes));
+        let handler = RequestHandler {
             inner: Arc::new(Inner {
                 executor: self.executor,
                 idempotency: Idempotency::new(Arc::clone(&store), self.config.replay_wait),
@@ -550,8 +601,13 @@ impl RequestHandlerBuilder {
                 upkeep: upkeep::Upkeep::default(),
                 draining: std::sync::atomic::AtomicBool::new(false),
                 stopped: tokio_util::sync::CancellationToken::new(),
+                #[cfg(feature = "push")]
+                push,
             }),
-        }
+        };
+        // Deliveries a previous run left pending start now, not at the first request.
+        let _ = handler.push_settings();
+        handler
     }
 }
 
@@ -590,6 +646,8 @@ impl RequestHandler {
             tailor_extended_card: None,
             config: HandlerConfig::default(),
             max_lease: None,
+            #[cfg(feature = "push")]
+            push: None,
         }
     }
 
@@ -702,7 +760,11 @@ impl RequestHandler {
         })
     }
 
-    /// Push notification operations: not supported until push delivery exists.
+    /// `CreateTaskPushNotificationConfig`: registers a webhook for a task's updates. Needs
+    /// push delivery on ([`RequestHandlerBuilder::with_push`], the `push` feature); otherwise
+    /// `PushNotificationNotSupported`, as the card says. The URL must be `http` or `https`
+    /// and reach only public addresses or those [`PushSettings::allowed`](crate::push::PushSettings)
+    /// lets through; an empty id is given one. The answer masks the credentials.
     ///
     /// ```
     /// use a2a_protocol_server::agents::EchoAgent;
@@ -716,18 +778,50 @@ impl RequestHandler {
     /// let config: TaskPushNotificationConfig =
     ///     serde_json::from_str(r#"{"taskId": "t-1", "url": "https://client.example/hook"}"#).unwrap();
     /// let error = handler.create_task_push_notification_config(config, &CallContext::default()).await.unwrap_err();
-    /// assert_eq!(error.kind, ErrorKind::PushNotificationNotSupported);
+    /// assert_eq!(error.kind, ErrorKind::PushNotificationNotSupported, "push is off");
+    /// # }
+    /// ```
+    ///
+    /// With push on:
+    ///
+    /// ```
+    /// use a2a_protocol_server::agents::EchoAgent;
+    /// use a2a_protocol_server::push::PushSettings;
+    /// use a2a_protocol_server::{CallContext, RequestHandler};
+    /// use a2a_protocol_types::push::TaskPushNotificationConfig;
+    /// use a2a_protocol_types::{ErrorKind, Message, SendMessageRequest, SendMessageResponse};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let settings = PushSettings::default().with_allowed(vec!["127.0.0.1".parse()?]);
+    /// let handler = RequestHandler::builder(EchoAgent::new()).with_push(settings).build();
+    /// let ctx = CallContext::default();
+    /// let request = SendMessageRequest::new(Message::user_text("hi"));
+    /// let SendMessageResponse::Task(task) = handler.send_message(request, &ctx).await? else { panic!("a task") };
+    ///
+    /// let mut config: TaskPushNotificationConfig =
+    ///     serde_json::from_str(r#"{"url": "http://127.0.0.1:9/hook"}"#)?;
+    /// config.task_id = task.id.clone();
+    /// let created = handler.create_task_push_notification_config(config.clone(), &ctx).await?;
+    /// assert!(!created.id.is_empty(), "given an id");
+    ///
+    /// config.url = "http://10.0.0.1/hook".into(); // private, and not allowed
+    /// let refused = handler.create_task_push_notification_config(config, &ctx).await.unwrap_err();
+    /// assert_eq!(refused.kind, ErrorKind::InvalidParams);
+    /// # Ok(())
     /// # }
     /// ```
     pub async fn create_task_push_notification_config(
         &self,
-        _request: TaskPushNotificationConfig,
-        _ctx: &CallContext,
+        request: TaskPushNotificationConfig,
+        ctx: &CallContext,
     ) -> Result<TaskPushNotificationConfig, A2aError> {
-        Err(A2aError::push_notification_not_supported())
+        self.create_push_config(request, ctx).await
     }
 
-    /// See [`RequestHandler::create_task_push_notification_config`].
+    /// `GetTaskPushNotificationConfig`, with the credentials masked; `TaskNotFound` when the
+    /// task or the config is not there (see
+    /// [`RequestHandler::create_task_push_notification_config`]).
     ///
     /// ```
     /// use a2a_protocol_server::agents::EchoAgent;
@@ -744,13 +838,14 @@ impl RequestHandler {
     /// ```
     pub async fn get_task_push_notification_config(
         &self,
-        _request: GetTaskPushNotificationConfigRequest,
-        _ctx: &CallContext,
+        request: GetTaskPushNotificationConfigRequest,
+        ctx: &CallContext,
     ) -> Result<TaskPushNotificationConfig, A2aError> {
-        Err(A2aError::push_notification_not_supported())
+        self.get_push_config(request, ctx).await
     }
 
-    /// See [`RequestHandler::create_task_push_notification_config`].
+    /// `ListTaskPushNotificationConfigs`: a task's configs in order of id, a page at a time
+    /// (50 unless `pageSize` says otherwise, at most 100), credentials masked.
     ///
     /// ```
     /// use a2a_protocol_server::agents::EchoAgent;
@@ -767,13 +862,14 @@ impl RequestHandler {
     /// ```
     pub async fn list_task_push_notification_configs(
         &self,
-        _request: ListTaskPushNotificationConfigsRequest,
-        _ctx: &CallContext,
+        request: ListTaskPushNotificationConfigsRequest,
+        ctx: &CallContext,
     ) -> Result<ListTaskPushNotificationConfigsResponse, A2aError> {
-        Err(A2aError::push_notification_not_supported())
+        self.list_push_configs(request, ctx).await
     }
 
-    /// See [`RequestHandler::create_task_push_notification_config`].
+    /// `DeleteTaskPushNotificationConfig`: no notification goes to the config afterwards, not
+    /// even one already waiting. Deleting a config that is not there succeeds.
     ///
     /// ```
     /// use a2a_protocol_server::agents::EchoAgent;
@@ -790,10 +886,10 @@ impl RequestHandler {
     /// ```
     pub async fn delete_task_push_notification_config(
         &self,
-        _request: DeleteTaskPushNotificationConfigRequest,
-        _ctx: &CallContext,
+        request: DeleteTaskPushNotificationConfigRequest,
+        ctx: &CallContext,
     ) -> Result<(), A2aError> {
-        Err(A2aError::push_notification_not_supported())
+        self.delete_push_config(request, ctx).await
     }
 
     /// `GetExtendedAgentCard`.

@@ -4,6 +4,7 @@
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
+use a2a_protocol_types::push::TaskPushNotificationConfig;
 use a2a_protocol_types::{
     A2aError, ContextId, Message, SendMessageRequest, SendMessageResponse, StreamResponse, Task,
     TaskId, TaskState, TaskStatus,
@@ -153,6 +154,11 @@ impl RequestHandler {
         ctx: &CallContext,
         streaming: bool,
     ) -> Result<Started, A2aError> {
+        let mut request = request;
+        let push = request
+            .configuration
+            .as_mut()
+            .and_then(|c| c.task_push_notification_config.take());
         validate::tenant(&request.tenant)?;
         validate::message(&request.message)?;
         validate::content_types(&request.message, &self.inner.card)?;
@@ -165,11 +171,16 @@ impl RequestHandler {
             tenant: request.tenant.clone(),
             caller: ctx.caller.as_ref().map(|c| c.0.clone()),
         };
+        let tenant_of_replay = request.tenant.clone();
         let task_id = request
             .message
             .task_id
             .clone()
             .unwrap_or_else(TaskId::random);
+        if let Some(config) = &push {
+            // Checked before anything runs: a refused webhook refuses the send.
+            self.check_attached_push(config).await?;
+        }
         let claim = self.inner.idempotency.claim_for(
             scope,
             ctx.key_holder(),
@@ -178,14 +189,18 @@ impl RequestHandler {
         )?;
         let started = match request.message.task_id.clone() {
             Some(id) => {
-                self.continue_task(request, ctx, id, claim, streaming)
+                self.continue_task(request, ctx, id, claim, streaming, push.as_ref())
                     .await?
             }
             None => {
-                self.create_task(request, ctx, task_id, claim, streaming)
+                self.create_task(request, ctx, task_id, claim, streaming, push.as_ref())
                     .await?
             }
         };
+        if let (Started::Replay(task), Some(config)) = (&started, &push) {
+            // The first attempt may have stopped before saving it; saving again replaces it.
+            self.attach_push(&tenant_of_replay, &task.id, config).await;
+        }
         if let (Started::Turn(turn), Some(lease)) = (&started, lease) {
             self.grant_lease(&turn.live.tenant, &turn.live.task_id, lease)
                 .await;
@@ -201,6 +216,7 @@ impl RequestHandler {
         task_id: TaskId,
         claim: Option<KeyClaim>,
         streaming: bool,
+        push: Option<&TaskPushNotificationConfig>,
     ) -> Result<Started, A2aError> {
         let SendMessageRequest {
             tenant,
@@ -234,6 +250,10 @@ impl RequestHandler {
             .inner
             .registry
             .begin_turn(&tenant, &task, 1, ctx.creator());
+        if let Some(config) = push {
+            // Before the agent runs, so its first event is delivered too.
+            self.attach_push(&tenant, &task.id, config).await;
+        }
         Ok(Started::Turn(Box::new(
             self.launch(live, tenant, message, None, ctx, streaming, true)
                 .await,
@@ -251,6 +271,7 @@ impl RequestHandler {
         id: TaskId,
         claim: Option<KeyClaim>,
         streaming: bool,
+        push: Option<&TaskPushNotificationConfig>,
     ) -> Result<Started, A2aError> {
         let SendMessageRequest {
             tenant,
@@ -334,6 +355,9 @@ impl RequestHandler {
                 Ok(WriteOutcome::Written) => {
                     if claim.is_some() {
                         self.inner.idempotency.claimed();
+                    }
+                    if let Some(config) = push {
+                        self.attach_push(&tenant, &id, config).await;
                     }
                     let turn = self
                         .launch(live, tenant, message, Some(stored), ctx, streaming, false)

@@ -51,6 +51,10 @@ impl RequestHandler {
             let _ = tokio::time::timeout(STOP_GRACE, self.inner.registry.idle()).await;
         }
         self.inner.upkeep.stop();
+        #[cfg(feature = "push")]
+        if let Some(push) = &self.inner.push {
+            push.stop();
+        }
         if let Some(coordination) = self.inner.store.coordination() {
             // Turns given up to run again are orphaned at once, not after the recovery time.
             if let Err(error) = coordination.retire(&self.inner.owner).await {

@@ -256,6 +256,21 @@ fn rest_request(client: &reqwest::Client, base: &str, call: &Call<'_>) -> reqwes
                 p["taskId"].as_str().unwrap_or("")
             ))
             .json(p),
+        "GetTaskPushNotificationConfig" => client.get(format!(
+            "{base}{tenant}/tasks/{}/pushNotificationConfigs/{id}",
+            p["taskId"].as_str().unwrap_or("")
+        )),
+        "ListTaskPushNotificationConfigs" => {
+            add_query(&mut query, &["pageSize", "pageToken"]);
+            client.get(format!(
+                "{base}{tenant}/tasks/{}/pushNotificationConfigs",
+                p["taskId"].as_str().unwrap_or("")
+            ))
+        }
+        "DeleteTaskPushNotificationConfig" => client.delete(format!(
+            "{base}{tenant}/tasks/{}/pushNotificationConfigs/{id}",
+            p["taskId"].as_str().unwrap_or("")
+        )),
         other => panic!("no REST mapping for {other} in the harness"),
     };
     builder.query(&query)
@@ -316,8 +331,11 @@ pub async fn call_shaped(
         .and_then(|v| v.to_str().ok())
         .map(str::to_owned);
     let text = response.text().await.expect("body");
-    let body: Value =
-        serde_json::from_str(&text).unwrap_or_else(|_| panic!("JSON body, got {status}: {text}"));
+    let body: Value = if status == 204 && text.is_empty() {
+        Value::Null
+    } else {
+        serde_json::from_str(&text).unwrap_or_else(|_| panic!("JSON body, got {status}: {text}"))
+    };
     match binding {
         Binding::Grpc => unreachable!("answered above"),
         Binding::JsonRpc => {

@@ -1,0 +1,267 @@
+//! The four push config operations, and the config a send may carry. Each answers
+//! `PushNotificationNotSupported` unless the handler delivers push notifications (the `push`
+//! feature, [`RequestHandlerBuilder::with_push`](super::RequestHandlerBuilder), and a store
+//! that keeps configs), as the card then says.
+
+use a2a_protocol_types::push::{
+    ListTaskPushNotificationConfigsResponse, TaskPushNotificationConfig,
+};
+use a2a_protocol_types::{
+    A2aError, DeleteTaskPushNotificationConfigRequest, GetTaskPushNotificationConfigRequest,
+    ListTaskPushNotificationConfigsRequest, TaskId,
+};
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+
+use super::validate::{self, MAX_PAGE_SIZE};
+use super::{CallContext, RequestHandler};
+use crate::push::{PushSettings, webhook};
+use crate::store::PushConfigSaved;
+
+/// Configs per page when a list asks for no size.
+const DEFAULT_PAGE_SIZE: usize = 50;
+
+impl RequestHandler {
+    /// The push settings, when this handler delivers push notifications.
+    pub(crate) fn push_settings(&self) -> Option<&PushSettings> {
+        #[cfg(feature = "push")]
+        if let Some(push) = &self.inner.push {
+            push.ensure_started(&self.inner.store, &self.inner.owner);
+            return Some(&push.settings);
+        }
+        None
+    }
+
+    fn push_or_refuse(&self) -> Result<&PushSettings, A2aError> {
+        self.push_settings()
+            .ok_or_else(A2aError::push_notification_not_supported)
+    }
+
+    /// Checks and stores `config` for the task named in it, under `tenant`, as `ctx` may;
+    /// `prefix` names its fields in errors. An empty id becomes `default_id`.
+    pub(crate) async fn save_push_config(
+        &self,
+        tenant: &str,
+        mut config: TaskPushNotificationConfig,
+        default_id: impl FnOnce() -> String,
+        prefix: &str,
+        ctx: &CallContext,
+    ) -> Result<TaskPushNotificationConfig, A2aError> {
+        let settings = self.push_or_refuse()?;
+        validate::tenant(tenant)?;
+        validate::task_id(&format!("{prefix}taskId"), &config.task_id)?;
+        if config.task_id.as_str().is_empty() {
+            return Err(A2aError::invalid_params(format!(
+                "{prefix}taskId: name the task the config is for"
+            ))
+            .with_field_violation(format!("{prefix}taskId"), "is empty"));
+        }
+        if config.id.is_empty() {
+            config.id = default_id();
+        }
+        validate::identifier(&format!("{prefix}id"), &config.id)?;
+        webhook::check(&config, prefix, &settings.allowed).await?;
+        config.tenant = tenant.to_owned();
+        self.load_stored(tenant, &config.task_id, ctx).await?;
+        match self
+            .inner
+            .store
+            .save_push_config(tenant, &config, settings.max_configs_per_task)
+            .await?
+        {
+            PushConfigSaved::Saved => Ok(config),
+            PushConfigSaved::TaskMissing => Err(A2aError::task_not_found(config.task_id.as_str())),
+            PushConfigSaved::AtCap => Err(A2aError::invalid_params(format!(
+                "task {} already has {} push notification configs, the most it may have; \
+                 delete one or replace one by its id",
+                config.task_id, settings.max_configs_per_task
+            ))
+            .with_field_violation(format!("{prefix}id"), "one config too many for the task")),
+        }
+    }
+
+    pub(crate) async fn create_push_config(
+        &self,
+        request: TaskPushNotificationConfig,
+        ctx: &CallContext,
+    ) -> Result<TaskPushNotificationConfig, A2aError> {
+        let tenant = request.tenant.clone();
+        let saved = self
+            .save_push_config(
+                &tenant,
+                request,
+                || uuid::Uuid::new_v4().to_string(),
+                "",
+                ctx,
+            )
+            .await?;
+        Ok(webhook::redacted(saved))
+    }
+
+    pub(crate) async fn get_push_config(
+        &self,
+        request: GetTaskPushNotificationConfigRequest,
+        ctx: &CallContext,
+    ) -> Result<TaskPushNotificationConfig, A2aError> {
+        self.push_or_refuse()?;
+        self.visible_task(&request.tenant, &request.task_id, ctx)
+            .await?;
+        validate::identifier("id", &request.id)?;
+        self.inner
+            .store
+            .get_push_config(&request.tenant, &request.task_id, &request.id)
+            .await?
+            .map(webhook::redacted)
+            .ok_or_else(|| {
+                let mut error = A2aError::task_not_found(request.task_id.as_str());
+                error.message = format!(
+                    "task {:?} has no push notification config {:?}",
+                    request.task_id.as_str(),
+                    request.id
+                );
+                error
+            })
+    }
+
+    pub(crate) async fn list_push_configs(
+        &self,
+        request: ListTaskPushNotificationConfigsRequest,
+        ctx: &CallContext,
+    ) -> Result<ListTaskPushNotificationConfigsResponse, A2aError> {
+        self.push_or_refuse()?;
+        self.visible_task(&request.tenant, &request.task_id, ctx)
+            .await?;
+        let page_size = match request.page_size {
+            0 => DEFAULT_PAGE_SIZE,
+            n if n < 0 || n as usize > MAX_PAGE_SIZE => {
+                return Err(A2aError::invalid_params(format!(
+                    "pageSize: {n} is out of range; give 1 to {MAX_PAGE_SIZE}, or 0 for {DEFAULT_PAGE_SIZE}"
+                ))
+                .with_field_violation("pageSize", "out of range"));
+            }
+            n => n as usize,
+        };
+        let after = match request.page_token.as_str() {
+            "" => None,
+            token => Some(decode_page_token(token)?),
+        };
+        // One more than the page, to know whether another follows.
+        let mut configs = self
+            .inner
+            .store
+            .list_push_configs(
+                &request.tenant,
+                &request.task_id,
+                after.as_deref(),
+                page_size + 1,
+            )
+            .await?;
+        let next_page_token = if configs.len() > page_size {
+            configs.truncate(page_size);
+            configs
+                .last()
+                .map(|c| URL_SAFE_NO_PAD.encode(c.id.as_bytes()))
+                .unwrap_or_default()
+        } else {
+            String::new()
+        };
+        Ok(ListTaskPushNotificationConfigsResponse {
+            configs: configs.into_iter().map(webhook::redacted).collect(),
+            next_page_token,
+        })
+    }
+
+    pub(crate) async fn delete_push_config(
+        &self,
+        request: DeleteTaskPushNotificationConfigRequest,
+        ctx: &CallContext,
+    ) -> Result<(), A2aError> {
+        self.push_or_refuse()?;
+        self.visible_task(&request.tenant, &request.task_id, ctx)
+            .await?;
+        validate::identifier("id", &request.id)?;
+        // Deleting what is not there is done already: the operation is idempotent.
+        self.inner
+            .store
+            .delete_push_config(&request.tenant, &request.task_id, &request.id)
+            .await?;
+        Ok(())
+    }
+
+    /// Checks a config a send carries (`configuration.taskPushNotificationConfig`), before
+    /// the send runs.
+    pub(crate) async fn check_attached_push(
+        &self,
+        config: &TaskPushNotificationConfig,
+    ) -> Result<(), A2aError> {
+        let settings = self.push_or_refuse()?;
+        let prefix = "configuration.taskPushNotificationConfig.";
+        if !config.id.is_empty() {
+            validate::identifier(&format!("{prefix}id"), &config.id)?;
+        }
+        webhook::check(config, prefix, &settings.allowed).await
+    }
+
+    /// Saves a config a send carried (checked already) for the send's task, before its agent
+    /// runs. Without an id it takes the task's id, so a retried send replaces it rather than
+    /// adding a second. A store failure here is logged and the send goes on: failing the send
+    /// now would strand a task whose key is taken, and a retry saves the config again.
+    pub(crate) async fn attach_push(
+        &self,
+        tenant: &str,
+        task_id: &TaskId,
+        config: &TaskPushNotificationConfig,
+    ) {
+        let Some(settings) = self.push_settings() else {
+            return;
+        };
+        let mut config = config.clone();
+        config.task_id = task_id.clone();
+        config.tenant = tenant.to_owned();
+        if config.id.is_empty() {
+            config.id = task_id.as_str().to_owned();
+        }
+        match self
+            .inner
+            .store
+            .save_push_config(tenant, &config, settings.max_configs_per_task)
+            .await
+        {
+            Ok(PushConfigSaved::Saved) => {}
+            Ok(outcome) => tracing::warn!(
+                task_id = %task_id, ?outcome,
+                "the push config sent with a message was not saved"
+            ),
+            Err(error) => tracing::error!(
+                task_id = %task_id, %error,
+                "the push config sent with a message was not saved"
+            ),
+        }
+    }
+
+    /// The task's existence, as `ctx` may see it.
+    async fn visible_task(
+        &self,
+        tenant: &str,
+        task_id: &TaskId,
+        ctx: &CallContext,
+    ) -> Result<(), A2aError> {
+        validate::tenant(tenant)?;
+        validate::task_id("taskId", task_id)?;
+        self.load_stored(tenant, task_id, ctx).await.map(drop)
+    }
+}
+
+fn decode_page_token(token: &str) -> Result<String, A2aError> {
+    URL_SAFE_NO_PAD
+        .decode(token)
+        .ok()
+        .and_then(|bytes| String::from_utf8(bytes).ok())
+        .ok_or_else(|| {
+            A2aError::invalid_params(
+                "pageToken: not a token this server gave; pass nextPageToken from the \
+                 previous page, or nothing for the first",
+            )
+            .with_field_violation("pageToken", "not a token this server gave")
+        })
+}
