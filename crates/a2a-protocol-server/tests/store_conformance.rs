@@ -955,3 +955,56 @@ async fn the_push_outbox_is_written_with_events_and_delivered_in_order_once_per_
         s.cleanup().await;
     }
 }
+
+#[tokio::test]
+async fn a_push_config_written_with_a_task_is_saved_with_it_and_notified_at_once() {
+    use a2a_protocol_server::store::TaskWrite;
+    use a2a_protocol_types::StreamResponse;
+
+    for s in all_stores().await {
+        let store = &s.store;
+        let name = s.name;
+        let config = push_config("t1", "t1", "https://h/1");
+        let mut task = task_at("t1", "c", TaskState::Submitted, 1_000);
+        task.generation = 1;
+        let created = Arc::new(task.clone());
+        store
+            .write(&TaskWrite::create("acme", &created).with_push_config(Some(&config)))
+            .await
+            .expect("ok");
+        assert_eq!(
+            store
+                .get_push_config("acme", &TaskId::new("t1"), "t1")
+                .await
+                .expect("ok"),
+            Some(config.clone()),
+            "{name}: saved in the same write as the task"
+        );
+        // Sent again with a follow-up (same id): replaced, not added.
+        let mut replaced = config.clone();
+        replaced.url = "https://h/2".into();
+        task.generation = 2;
+        task.status = TaskStatus::new(TaskState::Working);
+        let event = StreamResponse::Task(task.clone());
+        let working = Arc::new(task.clone());
+        store
+            .write(
+                &TaskWrite::update("acme", &working, 1)
+                    .with_push_config(Some(&replaced))
+                    .with_event(&event),
+            )
+            .await
+            .expect("ok");
+        let configs = store
+            .list_push_configs("acme", &TaskId::new("t1"), None, 10)
+            .await
+            .expect("ok");
+        assert_eq!(configs, [replaced.clone()], "{name}");
+        let claimed = store
+            .claim_push_deliveries("p1", Duration::from_secs(30), 10)
+            .await
+            .expect("ok");
+        assert_eq!(claimed.len(), 1, "{name}: the event is notified");
+        s.cleanup().await;
+    }
+}

@@ -202,41 +202,40 @@ impl RequestHandler {
         webhook::check(config, prefix, &settings.allowed).await
     }
 
-    /// Saves a config a send carried (checked already) for the send's task, before its agent
-    /// runs. Without an id it takes the task's id, so a retried send replaces it rather than
-    /// adding a second. A store failure here is logged and the send goes on: failing the send
-    /// now would strand a task whose key is taken, and a retry saves the config again.
-    pub(crate) async fn attach_push(
+    /// Refuses a config sent with a follow-up message that would take the task past its
+    /// cap (a new id on a task that has as many as it may).
+    pub(crate) async fn check_push_room(
         &self,
         tenant: &str,
-        task_id: &TaskId,
         config: &TaskPushNotificationConfig,
-    ) {
+    ) -> Result<(), A2aError> {
         let Some(settings) = self.push_settings() else {
-            return;
+            return Ok(());
         };
-        let mut config = config.clone();
-        config.task_id = task_id.clone();
-        config.tenant = tenant.to_owned();
-        if config.id.is_empty() {
-            config.id = task_id.as_str().to_owned();
-        }
-        match self
-            .inner
-            .store
-            .save_push_config(tenant, &config, settings.max_configs_per_task)
-            .await
+        let store = &self.inner.store;
+        if store
+            .get_push_config(tenant, &config.task_id, &config.id)
+            .await?
+            .is_some()
         {
-            Ok(PushConfigSaved::Saved) => {}
-            Ok(outcome) => tracing::warn!(
-                task_id = %task_id, ?outcome,
-                "the push config sent with a message was not saved"
-            ),
-            Err(error) => tracing::error!(
-                task_id = %task_id, %error,
-                "the push config sent with a message was not saved"
-            ),
+            return Ok(());
         }
+        let max = settings.max_configs_per_task;
+        let held = store
+            .list_push_configs(tenant, &config.task_id, None, max)
+            .await?;
+        if held.len() >= max {
+            return Err(A2aError::invalid_params(format!(
+                "task {} already has {max} push notification configs, the most it may have; \
+                 delete one, or send the config with the id of one to replace",
+                config.task_id
+            ))
+            .with_field_violation(
+                "configuration.taskPushNotificationConfig.id",
+                "one config too many for the task",
+            ));
+        }
+        Ok(())
     }
 
     /// The task's existence, as `ctx` may see it.

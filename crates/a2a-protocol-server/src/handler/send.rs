@@ -171,7 +171,6 @@ impl RequestHandler {
             tenant: request.tenant.clone(),
             caller: ctx.caller.as_ref().map(|c| c.0.clone()),
         };
-        let tenant_of_replay = request.tenant.clone();
         let task_id = request
             .message
             .task_id
@@ -197,10 +196,7 @@ impl RequestHandler {
                     .await?
             }
         };
-        if let (Started::Replay(task), Some(config)) = (&started, &push) {
-            // The first attempt may have stopped before saving it; saving again replaces it.
-            self.attach_push(&tenant_of_replay, &task.id, config).await;
-        }
+
         if let (Started::Turn(turn), Some(lease)) = (&started, lease) {
             self.grant_lease(&turn.live.tenant, &turn.live.task_id, lease)
                 .await;
@@ -230,7 +226,10 @@ impl RequestHandler {
         task.history.push(message.clone());
         task.generation = 1;
         let task = Arc::new(task);
+        let push = push.map(|c| bound_push_config(c, &tenant, &task.id));
+        // The config goes in with the task: no event of the turn can precede it.
         let write = TaskWrite::create(&tenant, &task)
+            .with_push_config(push.as_ref())
             .with_claim(claim.as_ref())
             .with_owner(self.owner())
             .with_caller(ctx.creator());
@@ -250,10 +249,6 @@ impl RequestHandler {
             .inner
             .registry
             .begin_turn(&tenant, &task, 1, ctx.creator());
-        if let Some(config) = push {
-            // Before the agent runs, so its first event is delivered too.
-            self.attach_push(&tenant, &task.id, config).await;
-        }
         Ok(Started::Turn(Box::new(
             self.launch(live, tenant, message, None, ctx, streaming, true)
                 .await,
@@ -279,6 +274,10 @@ impl RequestHandler {
             ..
         } = request;
         let store = &self.inner.store;
+        let push = push.map(|c| bound_push_config(c, &tenant, &id));
+        if let Some(config) = &push {
+            self.check_push_room(&tenant, config).await?;
+        }
         for _ in 0..FOLLOW_UP_ATTEMPTS {
             let current = self.current(&tenant, &id).await?;
             if !ctx.may_see(current.caller.as_deref()) {
@@ -337,7 +336,8 @@ impl RequestHandler {
                 let write = TaskWrite::update(&tenant, &draft, state.revision)
                     .with_new_messages(1)
                     .with_owner(self.owner())
-                    .with_claim(claim.as_ref());
+                    .with_claim(claim.as_ref())
+                    .with_push_config(push.as_ref());
                 match store.write(&write).await {
                     Ok(WriteOutcome::Written) => {
                         state.revision += 1;
@@ -355,9 +355,6 @@ impl RequestHandler {
                 Ok(WriteOutcome::Written) => {
                     if claim.is_some() {
                         self.inner.idempotency.claimed();
-                    }
-                    if let Some(config) = push {
-                        self.attach_push(&tenant, &id, config).await;
                     }
                     let turn = self
                         .launch(live, tenant, message, Some(stored), ctx, streaming, false)
@@ -664,4 +661,20 @@ async fn until<T>(
         Some(deadline) => tokio::time::timeout_at(deadline, work).await.ok(),
         None => Some(work.await),
     }
+}
+
+/// A config sent with a message, bound to the message's task: without an id it takes the
+/// task's, so a retried send replaces it rather than adding a second.
+fn bound_push_config(
+    config: &TaskPushNotificationConfig,
+    tenant: &str,
+    task_id: &TaskId,
+) -> TaskPushNotificationConfig {
+    let mut config = config.clone();
+    config.task_id = task_id.clone();
+    config.tenant = tenant.to_owned();
+    if config.id.is_empty() {
+        config.id = task_id.as_str().to_owned();
+    }
+    config
 }

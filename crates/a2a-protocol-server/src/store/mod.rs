@@ -452,6 +452,10 @@ pub trait TaskStore: Send + Sync + 'static {
             }
             return Err(error);
         }
+        if let Some(config) = write.push_config {
+            self.save_push_config(write.tenant, config, usize::MAX)
+                .await?;
+        }
         Ok(WriteOutcome::Written)
     }
 

@@ -131,6 +131,22 @@ impl Shard {
             _ => None,
         };
         self.put(Arc::clone(write.task), revision, size, caller);
+        if let (Some(config), Some(held)) = (write.push_config, self.tasks.get_mut(&write.task.id))
+        {
+            // Its bytes are in the size just written; a config it replaces goes.
+            let replaced = match held.push_position(&config.id) {
+                Ok(at) => footprint::push_config_bytes(&std::mem::replace(
+                    &mut held.push[at],
+                    config.clone(),
+                )),
+                Err(at) => {
+                    held.push.insert(at, config.clone());
+                    0
+                }
+            };
+            held.size = held.size.saturating_sub(replaced);
+            self.task_bytes.fetch_sub(replaced, Ordering::Relaxed);
+        }
         if let (Some(event), Some(held)) = (write.event, self.tasks.get(&write.task.id)) {
             // In the same step as the event: a notification is never missed nor early.
             // Its tenant is the one the task is kept under, as in the SQL stores.
@@ -164,14 +180,16 @@ impl Shard {
     /// The size of the task once `write` is in: from what the write changed (the head and the
     /// messages it appends), so a write costs the same however long the history is.
     fn size_after(&self, write: &TaskWrite<'_>) -> usize {
-        match (write.expected, self.tasks.get(&write.task.id)) {
-            (Some(_), Some(held)) => {
-                held.size.saturating_sub(footprint::head_bytes(&held.task))
-                    + footprint::head_bytes(write.task)
-                    + footprint::appended_bytes(write.task, write.new_messages)
+        let config = write.push_config.map_or(0, footprint::push_config_bytes);
+        config
+            + match (write.expected, self.tasks.get(&write.task.id)) {
+                (Some(_), Some(held)) => {
+                    held.size.saturating_sub(footprint::head_bytes(&held.task))
+                        + footprint::head_bytes(write.task)
+                        + footprint::appended_bytes(write.task, write.new_messages)
+                }
+                _ => footprint::task_bytes(write.task),
             }
-            _ => footprint::task_bytes(write.task),
-        }
     }
 
     /// Room for task `id` to hold `size` bytes: the oldest terminal tasks go while the budget

@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use a2a_protocol_types::push::TaskPushNotificationConfig;
 use a2a_protocol_types::{StreamResponse, Task};
 
 use super::{ClaimOutcome, KeyClaim};
@@ -128,6 +129,11 @@ pub struct TaskWrite<'a> {
     /// The authenticated caller creating the task, recorded with it when it is created (and
     /// ignored by later writes: a task never changes hands).
     pub caller: Option<&'a str>,
+    /// A push notification config sent with the message this write records, saved with the
+    /// task in the same step (replacing the task's config with the same id), so no event of
+    /// the turn it starts goes unnotified. Not subject to the per-task cap; the handler checks
+    /// that beforehand.
+    pub push_config: Option<&'a TaskPushNotificationConfig>,
 }
 
 impl<'a> TaskWrite<'a> {
@@ -153,6 +159,7 @@ impl<'a> TaskWrite<'a> {
             claim: None,
             recoveries: None,
             caller: None,
+            push_config: None,
         }
     }
 
@@ -278,6 +285,28 @@ impl<'a> TaskWrite<'a> {
     /// ```
     pub fn with_caller(mut self, caller: Option<&'a str>) -> Self {
         self.caller = caller;
+        self
+    }
+}
+
+impl<'a> TaskWrite<'a> {
+    /// Sets [`TaskWrite::push_config`].
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    ///
+    /// use a2a_protocol_server::store::TaskWrite;
+    /// use a2a_protocol_types::push::TaskPushNotificationConfig;
+    /// use a2a_protocol_types::{Task, TaskState, TaskStatus};
+    ///
+    /// let task = Arc::new(Task::new("t-1", "c-1", TaskStatus::new(TaskState::Submitted)));
+    /// let mut hook = TaskPushNotificationConfig::new("https://client.example/hook");
+    /// hook.id = "t-1".into();
+    /// hook.task_id = "t-1".into();
+    /// assert!(TaskWrite::create("", &task).with_push_config(Some(&hook)).push_config.is_some());
+    /// ```
+    pub fn with_push_config(mut self, config: Option<&'a TaskPushNotificationConfig>) -> Self {
+        self.push_config = config;
         self
     }
 }

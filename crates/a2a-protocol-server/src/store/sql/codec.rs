@@ -69,6 +69,12 @@ pub(crate) fn encode_event(event: &StreamResponse) -> Result<String, StoreError>
     serde_json::to_string(event).map_err(|e| corrupt("an event does not serialize", e))
 }
 
+pub(crate) fn encode_push_config(
+    config: &a2a_protocol_types::push::TaskPushNotificationConfig,
+) -> Result<String, StoreError> {
+    serde_json::to_string(config).map_err(|e| corrupt("a push config does not serialize", e))
+}
+
 pub(crate) fn decode_event(body: &str) -> Result<StreamResponse, StoreError> {
     serde_json::from_str(body).map_err(|e| corrupt("a stored event does not parse", e))
 }

@@ -320,6 +320,21 @@ macro_rules! sql_core {
                     return Ok(WriteOutcome::Stale);
                 }
                 insert_messages(&mut tx, tenant, task, write.new_messages).await?;
+                if let Some(config) = write.push_config {
+                    sqlx::query(
+                        "INSERT INTO a2a_push_configs (tenant, task_id, id, body, created_millis) \
+                         VALUES ($1, $2, $3, $4, $5) \
+                         ON CONFLICT (tenant, task_id, id) DO UPDATE SET body = excluded.body",
+                    )
+                    .bind(tenant)
+                    .bind(task.id.as_str())
+                    .bind(config.id.as_str())
+                    .bind(crate::store::sql::encode_push_config(config)?)
+                    .bind(now_millis())
+                    .execute(&mut *tx)
+                    .await
+                    .map_err($classify)?;
+                }
                 if let Some(event) = event {
                     sqlx::query(
                         "INSERT INTO a2a_task_events (tenant, task_id, generation, body, created_millis) \
@@ -597,8 +612,7 @@ macro_rules! sql_core {
                 max_per_task: usize,
             ) -> Result<crate::store::PushConfigSaved, StoreError> {
                 let tenant = self.task_tenant(tenant);
-                let body = serde_json::to_string(config)
-                    .map_err(|e| StoreError::Corrupt(format!("push config: {e}")))?;
+                let body = crate::store::sql::encode_push_config(config)?;
                 let _turn = self.write_turn().await?;
                 let saved = sqlx::query(
                     "INSERT INTO a2a_push_configs (tenant, task_id, id, body, created_millis) \

@@ -19,6 +19,7 @@ mod store;
 
 pub(crate) use codec::{
     decode_event, decode_head, decode_message, encode_event, encode_head, encode_message,
+    encode_push_config,
 };
 pub(crate) use coordinate::sql_coordination;
 pub(crate) use core::sql_core;

@@ -16,7 +16,8 @@ use super::statements::{SqlCore, held_key};
 use super::{CHANNEL, classify};
 use crate::store::sql::coordinate::encode_notice;
 use crate::store::sql::{
-    caller_column, encode_event, encode_head, encode_message, now_millis, status_millis,
+    caller_column, encode_event, encode_head, encode_message, encode_push_config, now_millis,
+    status_millis,
 };
 use crate::store::{StoreError, TaskWrite, WriteOutcome};
 
@@ -39,6 +40,10 @@ WITH claim AS (
     INSERT INTO a2a_task_messages (tenant, task_id, seq, body)
     SELECT $1, $2, m.seq, m.body FROM unnest($16::bigint[], $17::text[]) AS m(seq, body)
     WHERE EXISTS (SELECT 1 FROM task)
+), push AS (
+    INSERT INTO a2a_push_configs (tenant, task_id, id, body, created_millis)
+    SELECT $1, $2, $19, $20, $6 WHERE $19::text IS NOT NULL AND EXISTS (SELECT 1 FROM task)
+    ON CONFLICT (tenant, task_id, id) DO UPDATE SET body = excluded.body
 )
 SELECT (SELECT count(*) FROM claim), (SELECT count(*) FROM task)";
 
@@ -66,6 +71,10 @@ WITH head AS (
     WHERE c.tenant = $1 AND c.task_id = $2 AND $15::text IS NOT NULL
       AND EXISTS (SELECT 1 FROM head)
     ON CONFLICT (tenant, task_id, config_id, generation) DO NOTHING
+), push AS (
+    INSERT INTO a2a_push_configs (tenant, task_id, id, body, created_millis)
+    SELECT $1, $2, $18, $19, $6 WHERE $18::text IS NOT NULL AND EXISTS (SELECT 1 FROM head)
+    ON CONFLICT (tenant, task_id, id) DO UPDATE SET body = excluded.body
 ), notice AS (
     SELECT pg_notify($16 || current_schema(), $17)
     WHERE $17::text IS NOT NULL AND EXISTS (SELECT 1 FROM head)
@@ -94,6 +103,8 @@ pub(super) async fn write(
         .map(encode_message)
         .collect::<Result<Vec<String>, StoreError>>()?;
     let generation = i64::try_from(task.generation).unwrap_or(i64::MAX);
+    let push_id = write.push_config.map(|c| c.id.as_str());
+    let push_body = write.push_config.map(encode_push_config).transpose()?;
     let head = sqlx::query(if write.expected.is_some() {
         UPDATE
     } else {
@@ -124,6 +135,8 @@ pub(super) async fn write(
             .bind(seqs)
             .bind(bodies)
             .bind(write.caller)
+            .bind(push_id)
+            .bind(push_body.as_deref())
             .fetch_one(&core.pool)
             .await
             .map_err(classify)?;
@@ -159,6 +172,8 @@ pub(super) async fn write(
         .bind(event)
         .bind(CHANNEL)
         .bind(notice)
+        .bind(push_id)
+        .bind(push_body.as_deref())
         .fetch_one(&core.pool)
         .await
         .map_err(classify)?;
