@@ -108,6 +108,10 @@ pub(crate) struct ServeArgs {
     /// on the card [default: push notifications are delivered].
     #[arg(long, conflicts_with = "allow_push_to")]
     no_push: bool,
+    /// How long one webhook POST may take; a notification claimed by a server that died is
+    /// taken up by another (or by it, restarted) after about twice this.
+    #[arg(long, default_value = "10s", value_parser = humantime::parse_duration)]
+    push_timeout: Duration,
 }
 
 /// The card's mutual TLS scheme, and its verifier added to `auth`, for `--client-ca`.
@@ -214,7 +218,8 @@ pub(crate) async fn serve(args: ServeArgs) -> Result<(), Failure> {
     if !args.no_push {
         handler = handler.with_push(
             a2a_protocol_server::push::PushSettings::default()
-                .with_allowed(args.allow_push_to.clone()),
+                .with_allowed(args.allow_push_to.clone())
+                .with_request_timeout(args.push_timeout),
         );
     }
     let handler = handler.build();
