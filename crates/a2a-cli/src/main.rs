@@ -58,6 +58,8 @@ enum Command {
     Card(talk::Target),
     /// Run one retention sweep on a SQL store, as `a2a serve` does in the background.
     Purge(stores::PurgeArgs),
+    /// List push notifications a SQL store's outbox gave up on (dead letters), with why.
+    DeadLetters(stores::DeadLettersArgs),
     /// Print a fresh idempotency key: 32 bytes from the OS CSPRNG, as hex.
     Key,
     /// Show, in one process, why a retried send needs a key: a send cut off after the request
@@ -70,6 +72,7 @@ async fn run(command: Command, output: Output) -> Result<(), Failure> {
         Command::Serve(args) => serve::serve(args).await,
         Command::Send(args) => send::send(args, output).await,
         Command::Listen(args) => listen::listen(args, output).await,
+        Command::DeadLetters(args) => stores::dead_letters(args, output).await,
         Command::Get(args) => talk::get(args, output).await,
         Command::Tasks(args) => talk::tasks(args, output).await,
         Command::Cancel(args) => talk::cancel(args, output).await,

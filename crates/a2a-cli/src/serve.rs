@@ -112,6 +112,10 @@ pub(crate) struct ServeArgs {
     /// taken up by another (or by it, restarted) after about twice this.
     #[arg(long, default_value = "10s", value_parser = humantime::parse_duration)]
     push_timeout: Duration,
+    /// Attempts at one push notification before it is kept as a dead letter
+    /// (`a2a dead-letters`); retries wait 1 s, 2 s, 4 s ... up to 5 min, with jitter.
+    #[arg(long, default_value_t = 8)]
+    push_attempts: u32,
 }
 
 /// The card's mutual TLS scheme, and its verifier added to `auth`, for `--client-ca`.
@@ -219,7 +223,8 @@ pub(crate) async fn serve(args: ServeArgs) -> Result<(), Failure> {
         handler = handler.with_push(
             a2a_protocol_server::push::PushSettings::default()
                 .with_allowed(args.allow_push_to.clone())
-                .with_request_timeout(args.push_timeout),
+                .with_request_timeout(args.push_timeout)
+                .with_max_attempts(args.push_attempts),
         );
     }
     let handler = handler.build();

@@ -222,3 +222,69 @@ mod tests {
         }
     }
 }
+
+#[derive(clap::Args)]
+pub(crate) struct DeadLettersArgs {
+    /// The store whose outbox to read: `sqlite://FILE` or `postgres://USER@HOST/DB`.
+    #[arg(long, default_value = DEFAULT_STORE)]
+    store: String,
+    /// Show at most this many, the most recently given up first.
+    #[arg(long, default_value_t = 50)]
+    limit: usize,
+    #[command(flatten)]
+    keep: Keep,
+}
+
+/// `a2a dead-letters`: the push notifications given up on, with why.
+pub(crate) async fn dead_letters(args: DeadLettersArgs, output: Output) -> Result<(), Failure> {
+    let opened = match open_as(&args.store, false, &args.keep).await {
+        Err(StoreError::ModeMismatch(_)) => open(&args.store, true, &args.keep).await?,
+        other => other.map_err(|e| opening_failed(&args.store, e))?,
+    };
+    if opened.retention.is_none() {
+        return Err(Failure::usage(
+            "an in-memory store lives in its server's process: its dead letters are there",
+        ));
+    }
+    let dead = opened
+        .store
+        .dead_push_deliveries(args.limit)
+        .await
+        .map_err(|e| {
+            Failure::store(format!(
+                "reading the dead letters of {} failed: {e}",
+                redacted(&args.store)
+            ))
+        })?;
+    let json: Vec<serde_json::Value> = dead
+        .iter()
+        .map(|d| {
+            serde_json::json!({
+                "deliveryId": d.delivery_id(),
+                "tenant": d.tenant,
+                "taskId": d.config.task_id,
+                "configId": d.config.id,
+                "generation": d.generation.to_string(),
+                "attempts": d.attempts,
+                "lastError": d.last_error,
+            })
+        })
+        .collect();
+    output.show(&json, |_| {
+        if dead.is_empty() {
+            return "no dead letters: every push notification was delivered or is still being tried"
+                .to_owned();
+        }
+        dead.iter()
+            .map(|d| {
+                format!(
+                    "{}  {} attempts  {}",
+                    d.delivery_id(),
+                    d.attempts,
+                    d.last_error.as_deref().unwrap_or("")
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    })
+}

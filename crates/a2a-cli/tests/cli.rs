@@ -775,6 +775,83 @@ async fn card_of_something_that_is_not_an_agent_is_an_error_not_a_crash() {
     );
 }
 
+// ---- push ----
+
+#[test]
+fn a_push_flow_reaches_a2a_listen_and_undeliverable_ones_are_listed_as_dead_letters() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let store = format!("sqlite://{}", dir.path().join("push.db").display());
+    let listen_addr = {
+        let probe = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port");
+        probe.local_addr().expect("addr").to_string()
+    };
+    let mut listener = std::process::Command::new(env!("CARGO_BIN_EXE_a2a"))
+        .args(["listen", "--addr", &listen_addr])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("a2a listen");
+    let (lines_tx, lines) = std::sync::mpsc::channel::<String>();
+    let stdout = listener.stdout.take().expect("piped");
+    std::thread::spawn(move || {
+        use std::io::BufRead as _;
+        for line in std::io::BufReader::new(stdout)
+            .lines()
+            .map_while(Result::ok)
+        {
+            let _ = lines_tx.send(line);
+        }
+    });
+    let closed = {
+        let probe = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port");
+        probe.local_addr().expect("addr").to_string()
+    };
+    {
+        let server = Server::start(
+            &store,
+            &["--allow-push-to", "127.0.0.1", "--push-attempts", "1"],
+        );
+        let card = a2a(&["card", &server.base]).success();
+        assert_eq!(field(&stdout_of(&card), "push"), "yes");
+        let hook = format!("http://{listen_addr}/hook");
+        a2a(&["send", &server.base, "watched", "--push-url", &hook]).success();
+        let nowhere = format!("http://{closed}/hook");
+        a2a(&["send", &server.base, "lost", "--push-url", &nowhere]).success();
+        let refused = a2a(&["send", &server.base, "x", "--push-url", "http://10.0.0.1/"]).failure();
+        assert!(
+            stderr_of(&refused).contains("--allow-push-to"),
+            "{}",
+            stderr_of(&refused)
+        );
+        // Three notifications each: wait (boundedly) until the lost ones are given up.
+        let mut dead = Value::Null;
+        for _ in 0..100 {
+            dead = json_of(&a2a(&["--json", "dead-letters", "--store", &store]).success());
+            if dead.as_array().is_some_and(|d| d.len() == 3) {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        let dead = dead.as_array().expect("a list");
+        assert_eq!(dead.len(), 3, "{dead:?}");
+        assert!(dead.iter().all(|d| d["attempts"] == 1), "{dead:?}");
+    }
+    let printed: Vec<String> = (0..3)
+        .map_while(|_| lines.recv_timeout(std::time::Duration::from_secs(30)).ok())
+        .collect();
+    let _ = listener.kill();
+    let _ = listener.wait();
+    assert_eq!(printed.len(), 3, "one line per notification: {printed:?}");
+    assert!(
+        printed[0].contains("working") && printed[2].contains("completed"),
+        "{printed:?}"
+    );
+    assert!(
+        lines.try_recv().is_err(),
+        "nothing more, no duplicates: {printed:?}"
+    );
+}
+
 // ---- purge, key, demo, usage ----
 
 #[test]
