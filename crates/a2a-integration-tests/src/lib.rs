@@ -28,4 +28,6 @@ mod guide {
     struct Embedding;
     #[doc = include_str!("../../../docs/grpc.md")]
     struct Grpc;
+    #[doc = include_str!("../../../docs/push.md")]
+    struct Push;
 }
