@@ -18,7 +18,7 @@ use a2a_protocol_types::idempotency::{generate_key, set_key};
 use a2a_protocol_types::{
     ListTasksRequest, Message, SendMessageRequest, SendMessageResponse, TaskState,
 };
-use common::{Server, fresh_schema, postgres_url};
+use common::{Fleet, fresh_schema, postgres_url};
 use sqlx::Executor;
 
 const CLIENTS: usize = 16;
@@ -44,13 +44,6 @@ struct Sent {
     attempts: usize,
 }
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a free port")
-        .port()
-}
-
 fn client(base: &str) -> A2aClient {
     ClientBuilder::new(base)
         .with_peer_honouring_idempotency(true)
@@ -66,60 +59,17 @@ fn client(base: &str) -> A2aClient {
         .expect("a client")
 }
 
-/// The servers, killed and restarted by the chaos loop.
-struct Fleet {
-    store: String,
-    addrs: Vec<String>,
-    servers: Mutex<Vec<Option<Server>>>,
-    kills: AtomicUsize,
-}
-
-impl Fleet {
-    fn start(store: &str, replicas: usize) -> Arc<Self> {
-        let addrs: Vec<String> = (0..replicas)
-            .map(|_| format!("127.0.0.1:{}", free_port()))
-            .collect();
-        let servers = addrs
-            .iter()
-            .map(|addr| Some(Server::start_at(addr, store, &Self::args())))
-            .collect();
-        Arc::new(Self {
-            store: store.to_owned(),
-            addrs,
-            servers: Mutex::new(servers),
-            kills: AtomicUsize::new(0),
-        })
-    }
-
-    fn args() -> Vec<&'static str> {
-        vec![
-            "--agent",
-            "slow-echo",
-            "--work",
-            WORK,
-            "--recovery-time",
-            "2s",
-            "--drain",
-            "1s",
-        ]
-    }
-
-    fn bases(&self) -> Vec<String> {
-        self.addrs.iter().map(|a| format!("http://{a}")).collect()
-    }
-
-    /// SIGKILLs replica `i`, waits a moment, and starts it again on the same address.
-    fn crash(&self, i: usize) {
-        let killed = self.servers.lock().unwrap_or_else(|e| e.into_inner())[i].take();
-        if let Some(server) = killed {
-            server.kill();
-            self.kills.fetch_add(1, Ordering::SeqCst);
-        }
-        std::thread::sleep(Duration::from_millis(500));
-        let restarted = Server::start_at(&self.addrs[i], &self.store, &Self::args());
-        self.servers.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(restarted);
-    }
-}
+/// What every server of the fleet runs with.
+const SERVER_ARGS: &[&str] = &[
+    "--agent",
+    "slow-echo",
+    "--work",
+    WORK,
+    "--recovery-time",
+    "2s",
+    "--drain",
+    "1s",
+];
 
 /// Sends one keyed message until some replica answers, resending the identical message (a
 /// retry, as far as the servers can tell) to the next replica when one is down.
@@ -145,7 +95,7 @@ async fn send_until_answered(clients: &[A2aClient], first: usize, mut sent: Sent
 async fn run(name: &str, store: &str, replicas: usize) {
     let total = sends();
     let started = Instant::now();
-    let fleet = Fleet::start(store, replicas);
+    let fleet = Fleet::start(store, replicas, SERVER_ARGS);
     let bases = fleet.bases();
     let done = Arc::new(AtomicBool::new(false));
     let chaos = {
@@ -157,7 +107,7 @@ async fn run(name: &str, store: &str, replicas: usize) {
                 if done.load(Ordering::SeqCst) {
                     break;
                 }
-                fleet.crash(round % fleet.addrs.len());
+                fleet.crash(round % fleet.addrs.len(), Duration::from_millis(500));
                 round += 1;
             }
         })

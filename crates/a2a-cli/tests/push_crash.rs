@@ -19,7 +19,7 @@ use a2a_protocol_types::idempotency::{generate_key, set_key};
 use a2a_protocol_types::push::TaskPushNotificationConfig;
 use a2a_protocol_types::{GetTaskRequest, Message, SendMessageRequest, SendMessageResponse};
 use axum::http::{HeaderMap, StatusCode};
-use common::{Server, fresh_schema, postgres_url};
+use common::{Fleet, fresh_schema, postgres_url};
 use sqlx::Executor;
 
 const CLIENTS: usize = 8;
@@ -29,13 +29,6 @@ fn sends() -> usize {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(300)
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a free port")
-        .port()
 }
 
 /// What the webhook saw.
@@ -139,59 +132,21 @@ impl Drop for InFlight {
     }
 }
 
-/// The servers, killed and restarted by the chaos loop.
-struct Fleet {
-    store: String,
-    addrs: Vec<String>,
-    servers: Mutex<Vec<Option<Server>>>,
-    kills: AtomicUsize,
-}
-
-impl Fleet {
-    fn start(store: &str, replicas: usize) -> Arc<Self> {
-        let addrs: Vec<String> = (0..replicas)
-            .map(|_| format!("127.0.0.1:{}", free_port()))
-            .collect();
-        let servers = addrs
-            .iter()
-            .map(|addr| Some(Server::start_at(addr, store, &Self::args())))
-            .collect();
-        Arc::new(Self {
-            store: store.to_owned(),
-            addrs,
-            servers: Mutex::new(servers),
-            kills: AtomicUsize::new(0),
-        })
-    }
-
-    fn args() -> Vec<&'static str> {
-        vec![
-            "--agent",
-            "slow-echo",
-            "--work",
-            "100ms",
-            "--recovery-time",
-            "2s",
-            "--drain",
-            "1s",
-            "--allow-push-to",
-            "127.0.0.1",
-            "--push-timeout",
-            "1s",
-        ]
-    }
-
-    fn crash(&self, i: usize) {
-        let killed = self.servers.lock().unwrap_or_else(|e| e.into_inner())[i].take();
-        if let Some(server) = killed {
-            server.kill();
-            self.kills.fetch_add(1, Ordering::SeqCst);
-        }
-        std::thread::sleep(Duration::from_millis(300));
-        let restarted = Server::start_at(&self.addrs[i], &self.store, &Self::args());
-        self.servers.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(restarted);
-    }
-}
+/// What every server of the fleet runs with.
+const SERVER_ARGS: &[&str] = &[
+    "--agent",
+    "slow-echo",
+    "--work",
+    "100ms",
+    "--recovery-time",
+    "2s",
+    "--drain",
+    "1s",
+    "--allow-push-to",
+    "127.0.0.1",
+    "--push-timeout",
+    "1s",
+];
 
 fn client(base: &str) -> A2aClient {
     ClientBuilder::new(base)
@@ -233,7 +188,7 @@ async fn run(name: &str, store: &str, replicas: usize) {
     let started = Instant::now();
     let (hook_base, hook) = Webhook::start().await;
     let hook_url = format!("{hook_base}/hook");
-    let fleet = Fleet::start(store, replicas);
+    let fleet = Fleet::start(store, replicas, SERVER_ARGS);
     let bases: Vec<String> = fleet.addrs.iter().map(|a| format!("http://{a}")).collect();
     let done = Arc::new(AtomicBool::new(false));
     let chaos = {
@@ -245,7 +200,7 @@ async fn run(name: &str, store: &str, replicas: usize) {
                 if done.load(Ordering::SeqCst) {
                     break;
                 }
-                fleet.crash(round % fleet.addrs.len());
+                fleet.crash(round % fleet.addrs.len(), Duration::from_millis(300));
                 round += 1;
             }
         })

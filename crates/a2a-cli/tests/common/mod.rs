@@ -126,3 +126,58 @@ pub async fn fresh_schema(url: &str) -> (sqlx::PgPool, String, String) {
     let store = format!("{url}{separator}options=-c%20search_path%3D{schema}");
     (admin, schema, store)
 }
+
+/// A free port on 127.0.0.1, for a server that must come back on the same address.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port()
+}
+
+/// Servers on one store, each on its own fixed address, killed (SIGKILL) and restarted by a
+/// chaos loop.
+pub struct Fleet {
+    pub store: String,
+    pub addrs: Vec<String>,
+    args: Vec<String>,
+    servers: std::sync::Mutex<Vec<Option<Server>>>,
+    pub kills: std::sync::atomic::AtomicUsize,
+}
+
+impl Fleet {
+    /// `replicas` servers on `store`, each run with `args`.
+    pub fn start(store: &str, replicas: usize, args: &[&str]) -> std::sync::Arc<Self> {
+        let addrs: Vec<String> = (0..replicas)
+            .map(|_| format!("127.0.0.1:{}", free_port()))
+            .collect();
+        let servers = addrs
+            .iter()
+            .map(|addr| Some(Server::start_at(addr, store, args)))
+            .collect();
+        std::sync::Arc::new(Self {
+            store: store.to_owned(),
+            addrs,
+            args: args.iter().map(|a| (*a).to_owned()).collect(),
+            servers: std::sync::Mutex::new(servers),
+            kills: std::sync::atomic::AtomicUsize::new(0),
+        })
+    }
+
+    pub fn bases(&self) -> Vec<String> {
+        self.addrs.iter().map(|a| format!("http://{a}")).collect()
+    }
+
+    /// SIGKILLs server `i`, waits `pause`, and starts it again on the same address.
+    pub fn crash(&self, i: usize, pause: std::time::Duration) {
+        let killed = self.servers.lock().unwrap_or_else(|e| e.into_inner())[i].take();
+        if let Some(server) = killed {
+            server.kill();
+            self.kills.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        }
+        std::thread::sleep(pause);
+        let args: Vec<&str> = self.args.iter().map(String::as_str).collect();
+        let restarted = Server::start_at(&self.addrs[i], &self.store, &args);
+        self.servers.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(restarted);
+    }
+}
