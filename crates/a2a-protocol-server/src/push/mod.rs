@@ -1,6 +1,6 @@
 //! Push notifications: webhooks a client registers for a task, and their delivery.
 //!
-//! A config is checked when it is created ([`webhook`]): an `http` or `https` URL whose host
+//! A config is checked when it is created: an `http` or `https` URL whose host
 //! resolves only to addresses a webhook may reach (public ones, or those in
 //! [`PushSettings::allowed`]). Every event of the task is then written to the store's outbox
 //! in the same write that records it, and a delivery worker (the `push` feature) POSTs it at
