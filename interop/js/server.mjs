@@ -1,11 +1,18 @@
 // An echo agent served by the official JavaScript SDK (@a2a-js/sdk), for our client's interop
 // tests. Usage: node server.mjs PORT GRPC_PORT   (JSON-RPC at /jsonrpc, HTTP+JSON at /rest, gRPC
 // on GRPC_PORT, which its card names as a bare target, host:port, as the SDK's samples do).
-// It echoes the text of each message as an artifact; "cancel me" works until canceled.
+// It echoes the text of each message as an artifact; "cancel me" works until canceled. Push
+// notifications are on: configs in memory, delivered by the SDK's own sender.
 import { randomUUID } from "node:crypto";
 import express from "express";
 import * as grpc from "@grpc/grpc-js";
-import { AgentEvent, DefaultRequestHandler, InMemoryTaskStore } from "@a2a-js/sdk/server";
+import {
+  AgentEvent,
+  DefaultPushNotificationSender,
+  DefaultRequestHandler,
+  InMemoryPushNotificationStore,
+  InMemoryTaskStore,
+} from "@a2a-js/sdk/server";
 import { agentCardHandler, jsonRpcHandler, restHandler, UserBuilder } from "@a2a-js/sdk/server/express";
 import { A2AService, grpcService } from "@a2a-js/sdk/server/grpc";
 
@@ -23,7 +30,7 @@ const card = {
     { url: `${base}/rest`, protocolBinding: "HTTP+JSON", protocolVersion: "1.0", tenant: "" },
     { url: `127.0.0.1:${grpcPort}`, protocolBinding: "GRPC", protocolVersion: "1.0", tenant: "" },
   ],
-  capabilities: { streaming: true, pushNotifications: false, extensions: [], extendedAgentCard: false },
+  capabilities: { streaming: true, pushNotifications: true, extensions: [], extendedAgentCard: false },
   defaultInputModes: ["text/plain"],
   defaultOutputModes: ["text/plain"],
   skills: [{ id: "echo", name: "Echo", description: "Echoes text", tags: ["echo"], examples: [], inputModes: [], outputModes: [], securityRequirements: [] }],
@@ -65,7 +72,15 @@ const executor = {
   },
 };
 
-const handler = new DefaultRequestHandler(card, new InMemoryTaskStore(), executor);
+const pushConfigs = new InMemoryPushNotificationStore();
+const handler = new DefaultRequestHandler(
+  card,
+  new InMemoryTaskStore(),
+  executor,
+  undefined,
+  pushConfigs,
+  new DefaultPushNotificationSender(pushConfigs),
+);
 const app = express();
 app.use("/.well-known/agent-card.json", agentCardHandler({ agentCardProvider: handler }));
 app.use("/jsonrpc", jsonRpcHandler({ requestHandler: handler, userBuilder: UserBuilder.noAuthentication }));

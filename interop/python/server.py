@@ -2,19 +2,25 @@
 
 Usage: server.py PORT [GRPC_PORT] -- JSON-RPC at /, HTTP+JSON at the root, card at the
 well-known path, and gRPC on GRPC_PORT when given. It echoes the text of each message as an artifact; "cancel me" works
-until canceled.
+until canceled. Push notifications are on: configs in memory, delivered by the SDK's own sender.
 """
 
 import asyncio
 import sys
 
+import httpx
 import uvicorn
 from starlette.applications import Starlette
 
 from a2a.server.agent_execution import AgentExecutor
 from a2a.server.request_handlers import DefaultRequestHandler
 from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes, create_rest_routes
-from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
+from a2a.server.tasks import (
+    BasePushNotificationSender,
+    InMemoryPushNotificationConfigStore,
+    InMemoryTaskStore,
+    TaskUpdater,
+)
 from a2a.types.a2a_pb2 import (
     AgentCapabilities,
     AgentCard,
@@ -70,12 +76,19 @@ async def main(port, grpc_port):
             if grpc_port
             else []
         ),
-        capabilities=AgentCapabilities(streaming=True),
+        capabilities=AgentCapabilities(streaming=True, push_notifications=True),
         default_input_modes=["text/plain"],
         default_output_modes=["text/plain"],
         skills=[AgentSkill(id="echo", name="Echo", description="Echoes text", tags=["echo"])],
     )
-    handler = DefaultRequestHandler(agent_executor=Echo(), task_store=InMemoryTaskStore(), agent_card=card)
+    push_configs = InMemoryPushNotificationConfigStore()
+    handler = DefaultRequestHandler(
+        agent_executor=Echo(),
+        task_store=InMemoryTaskStore(),
+        agent_card=card,
+        push_config_store=push_configs,
+        push_sender=BasePushNotificationSender(httpx.AsyncClient(), push_configs),
+    )
     routes = (
         create_agent_card_routes(card)
         + create_jsonrpc_routes(handler, rpc_url="/")

@@ -1,4 +1,5 @@
-//! Test support shared by the integration tests: servers on 127.0.0.1:0 and a counting agent.
+//! Test support shared by the integration tests: servers on 127.0.0.1:0, a counting agent
+//! and a webhook receiver.
 //! The fault-injecting proxy they put in front of servers is `a2a_cli::fault_proxy`.
 
 #![forbid(unsafe_code)]
@@ -6,6 +7,7 @@
 
 pub mod fuzz;
 pub mod support;
+pub mod webhook;
 
 /// The guide's examples (`docs/`) compile and run as doctests, so the guide stays true.
 #[cfg(doctest)]

@@ -1,18 +1,22 @@
 //! Our client against the official Python (`a2a-sdk`) and JavaScript (`@a2a-js/sdk`) servers,
 //! at pinned versions, over JSON-RPC and HTTP+JSON, and over gRPC where the peer serves it.
-//! `interop/setup.sh` installs them.
+//! `interop/setup.sh` installs them. Our client also manages push-notification configs on
+//! their servers and attaches one to a send, which the peer delivers to a webhook here.
 
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use a2a_cli::fault_proxy::{Fault, FaultProxy};
 use a2a_integration_tests::support::{ensure_peers, interop_dir, interop_skipped};
+use a2a_integration_tests::webhook::Webhook;
 use a2a_protocol_client::{A2aClient, Binding, ClientBuilder, FailureClass, RetryPolicy};
 use a2a_protocol_types::idempotency::{generate_key, set_key};
+use a2a_protocol_types::push::TaskPushNotificationConfig;
 use a2a_protocol_types::{
-    CancelTaskRequest, GetTaskRequest, ListTasksRequest, Message, SendMessageConfiguration,
-    SendMessageRequest, SendMessageResponse, StreamResponse, SubscribeToTaskRequest, Task,
-    TaskState,
+    CancelTaskRequest, DeleteTaskPushNotificationConfigRequest,
+    GetTaskPushNotificationConfigRequest, GetTaskRequest, ListTaskPushNotificationConfigsRequest,
+    ListTasksRequest, Message, SendMessageConfiguration, SendMessageRequest, SendMessageResponse,
+    StreamResponse, SubscribeToTaskRequest, Task, TaskState,
 };
 use futures::StreamExt;
 
@@ -152,6 +156,91 @@ async fn exercise(client: &A2aClient, peer: &str) {
     );
 }
 
+/// Push configs created, read, listed and deleted on the peer; then a send carrying a push
+/// config, which the peer's own sender delivers to the webhook at `{hook_base}/{slug}/pushed`.
+async fn manage_push(client: &A2aClient, peer: &str, hook: &Webhook, hook_base: &str, slug: &str) {
+    let hook_url = format!("{hook_base}/{slug}");
+    let task = task_of(
+        client
+            .send_message(SendMessageRequest::new(Message::user_text("configs")))
+            .await
+            .unwrap_or_else(|e| panic!("{peer}: send: {e}")),
+    );
+    for n in 0..2 {
+        let mut config = TaskPushNotificationConfig::new(format!("{hook_url}/unused/{n}"))
+            .with_token(format!("token-{n}"));
+        config.task_id = task.id.clone();
+        config.id = format!("ours-{n}");
+        let created = client
+            .create_task_push_notification_config(config)
+            .await
+            .unwrap_or_else(|e| panic!("{peer}: create: {e}"));
+        assert_eq!(created.id, format!("ours-{n}"), "{peer}");
+        assert_eq!(created.task_id, task.id, "{peer}");
+    }
+    let got = client
+        .get_task_push_notification_config(GetTaskPushNotificationConfigRequest {
+            task_id: task.id.clone(),
+            id: "ours-1".into(),
+            ..GetTaskPushNotificationConfigRequest::default()
+        })
+        .await
+        .unwrap_or_else(|e| panic!("{peer}: get: {e}"));
+    assert_eq!(got.url, format!("{hook_url}/unused/1"), "{peer}");
+    assert_eq!(got.token.as_deref(), Some("token-1"), "{peer}");
+    let list = || async {
+        let mut ids: Vec<String> = client
+            .list_task_push_notification_configs(ListTaskPushNotificationConfigsRequest {
+                task_id: task.id.clone(),
+                ..ListTaskPushNotificationConfigsRequest::default()
+            })
+            .await
+            .unwrap_or_else(|e| panic!("{peer}: list: {e}"))
+            .configs
+            .into_iter()
+            .map(|c| c.id)
+            .collect();
+        ids.sort();
+        ids
+    };
+    assert_eq!(list().await, ["ours-0", "ours-1"], "{peer}");
+    client
+        .delete_task_push_notification_config(DeleteTaskPushNotificationConfigRequest {
+            task_id: task.id.clone(),
+            id: "ours-0".into(),
+            ..DeleteTaskPushNotificationConfigRequest::default()
+        })
+        .await
+        .unwrap_or_else(|e| panic!("{peer}: delete: {e}"));
+    assert_eq!(list().await, ["ours-1"], "{peer}");
+
+    let mut pushed = SendMessageRequest::new(Message::user_text("pushed"));
+    pushed.configuration = Some(SendMessageConfiguration {
+        task_push_notification_config: Some(
+            TaskPushNotificationConfig::new(format!("{hook_url}/pushed")).with_token("ours"),
+        ),
+        ..SendMessageConfiguration::default()
+    });
+    let task = task_of(
+        client
+            .send_message(pushed)
+            .await
+            .unwrap_or_else(|e| panic!("{peer}: send with a push config: {e}")),
+    );
+    let about_task = |body: &serde_json::Value| {
+        ["task", "statusUpdate", "artifactUpdate"]
+            .iter()
+            .any(|kind| {
+                let event = &body[*kind];
+                event["id"] == task.id.as_str() || event["taskId"] == task.id.as_str()
+            })
+    };
+    hook.wait_until(&format!("/{slug}/pushed"), |received| {
+        received.iter().any(|n| about_task(&n.body))
+    })
+    .await;
+}
+
 /// Through a cutting proxy, a keyed send to a peer that does not advertise the extension is
 /// not re-sent, whatever the retry policy.
 async fn keyed_send_is_not_re_sent(card_url: &str, binding: Binding, peer: &str) {
@@ -199,6 +288,7 @@ async fn keyed_send_is_not_re_sent(card_url: &str, binding: Binding, peer: &str)
 async fn against(program: &str, script: &str, peer: &str, bindings: &[Binding]) {
     let server = start_peer(program, script).await;
     let base = format!("http://127.0.0.1:{}", server.port);
+    let (hook_url, hook) = Webhook::start().await;
     for &binding in bindings {
         let client = ClientBuilder::discover(&base)
             .await
@@ -212,6 +302,15 @@ async fn against(program: &str, script: &str, peer: &str, bindings: &[Binding]) 
             "{peer} serves {binding:?}"
         );
         exercise(&client, &format!("{peer} over {binding:?}")).await;
+        let slug = format!("{binding:?}").to_lowercase();
+        manage_push(
+            &client,
+            &format!("{peer} over {binding:?}"),
+            &hook,
+            &hook_url,
+            &slug,
+        )
+        .await;
         if binding != Binding::Grpc {
             keyed_send_is_not_re_sent(&base, binding, peer).await;
         }

@@ -1,18 +1,21 @@
 //! Real peers: the official Python (`a2a-sdk`, PyPI) and JavaScript (`@a2a-js/sdk`, npm)
 //! clients, at pinned versions, drive our server over JSON-RPC, HTTP+JSON and gRPC.
-//! `interop/setup.sh` installs them on first use.
+//! `interop/setup.sh` installs them on first use. They also manage push-notification configs
+//! on our server and attach one to a send, which our server delivers to a webhook here.
 
 use std::process::Command;
-
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
 
 use a2a_integration_tests::support::{Running, ensure_peers, interop_dir, interop_skipped, serve};
+use a2a_integration_tests::webhook::{Notification, Webhook};
 use a2a_protocol_server::agents::EchoAgent;
+use a2a_protocol_server::push::PushSettings;
 use a2a_protocol_server::{AgentExecutor, EventSink, RequestContext, RequestHandler};
 use a2a_protocol_types::A2aError;
 use async_trait::async_trait;
-use serde_json::Value;
+use serde_json::{Value, json};
 
 /// Echoes, except that "cancel me" waits until canceled; counts its turns.
 #[derive(Clone, Default)]
@@ -196,4 +199,116 @@ async fn the_javascript_sdk_client_talks_to_our_server() {
             "{binding}: unary, keyed once, streamed, canceled"
         );
     }
+}
+
+/// Our server with push on, the test's webhook on 127.0.0.1 allowed, retries and polling fast.
+async fn push_server() -> Running {
+    let settings = PushSettings::default()
+        .with_allowed(vec!["127.0.0.1".parse().expect("a range")])
+        .with_first_retry(Duration::from_millis(50))
+        .with_poll_interval(Duration::from_millis(20));
+    serve(
+        RequestHandler::builder(EchoAgent::new())
+            .with_agent_card(EchoAgent::card())
+            .with_push(settings)
+            .build(),
+    )
+    .await
+}
+
+/// Whether `notification` is the final status update of task `task`.
+fn completes(notification: &Notification, task: &Value) -> bool {
+    let update = &notification.body["statusUpdate"];
+    &update["taskId"] == task && update["status"]["state"] == "TASK_STATE_COMPLETED"
+}
+
+/// The peer's `push_client` script, run with `program` over every binding against our server:
+/// configs created (ids `{peer}-0..2`), read, listed in pages of two and deleted; then a send
+/// with a push config to the webhook's `/{path}`, whose every event arrives with the config's
+/// token and credentials.
+async fn peer_manages_push(program: &str, script: &str, peer: &str, path: &str) {
+    for binding in ["JSONRPC", "HTTP+JSON", "GRPC"] {
+        let (hook_url, hook) = Webhook::start().await;
+        let server = push_server().await;
+        let script = interop_dir().join(script).display().to_string();
+        let out = run_peer(program, &[script, server.url(), binding.into(), hook_url]).await;
+
+        let ids: Vec<String> = (0..3).map(|n| format!("{peer}-{n}")).collect();
+        assert_eq!(out["created"], json!(ids), "{binding}: {out}");
+        let got = &out["got"];
+        assert_eq!(got["id"], ids[1], "{binding}: {out}");
+        assert_eq!(got["token"], "token-1", "{binding}: {out}");
+        assert!(
+            got["url"]
+                .as_str()
+                .is_some_and(|u| u.ends_with("/unused/1")),
+            "{binding}: {out}"
+        );
+        assert_ne!(
+            got["authentication"]["credentials"],
+            Value::from(format!("{peer}-secret")),
+            "{binding}: credentials are never read back in full: {out}"
+        );
+        let pages = out["pages"].as_array().expect("pages");
+        // @a2a-js/sdk 1.3.0's HTTP+JSON client sends no paging parameters: it gets one page.
+        let pages_asked = !(peer == "js" && binding == "HTTP+JSON");
+        if pages_asked {
+            assert!(
+                pages.len() >= 2
+                    && pages
+                        .iter()
+                        .all(|p| p.as_array().is_some_and(|p| p.len() <= 2)),
+                "{binding}: three configs in pages of two: {out}"
+            );
+        }
+        let mut listed: Vec<&str> = pages
+            .iter()
+            .flat_map(|p| p.as_array().expect("ids"))
+            .map(|id| id.as_str().expect("an id"))
+            .collect();
+        listed.sort_unstable();
+        assert_eq!(listed, ids, "{binding}: every config listed once: {out}");
+        assert_eq!(out["left"], json!(ids[1..]), "{binding}: {out}");
+
+        let task = &out["pushedTask"];
+        let path = format!("/{path}");
+        let received = hook
+            .wait_until(&path, |r| r.iter().any(|n| completes(n, task)))
+            .await;
+        let token = format!("{peer}-token");
+        let authorization = format!("Bearer {peer}-secret");
+        for notification in &received {
+            assert_eq!(
+                notification.header("x-a2a-notification-token"),
+                Some(token.as_str()),
+                "{binding}: {notification:?}"
+            );
+            assert_eq!(
+                notification.header("authorization"),
+                Some(authorization.as_str()),
+                "{binding}: {notification:?}"
+            );
+        }
+        assert!(
+            received.last().is_some_and(|n| completes(n, task)),
+            "{binding}: the completion is the last notification: {received:#?}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn the_python_sdk_client_manages_push_configs_on_our_server() {
+    if interop_skipped() {
+        return;
+    }
+    let python = interop_dir().join(".venv/bin/python").display().to_string();
+    peer_manages_push(&python, "python/push_client.py", "py", "python").await;
+}
+
+#[tokio::test]
+async fn the_javascript_sdk_client_manages_push_configs_on_our_server() {
+    if interop_skipped() {
+        return;
+    }
+    peer_manages_push("node", "js/push_client.mjs", "js", "javascript").await;
 }

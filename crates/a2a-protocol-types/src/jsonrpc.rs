@@ -121,10 +121,6 @@ pub struct JsonRpcRequest<P = Value> {
     pub params: Option<P>,
 }
 
-fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<JsonRpcId>, D::Error> {
-    JsonRpcId::deserialize(d).map(Some)
-}
-
 impl<P> JsonRpcRequest<P> {
     /// A request for `method` with `params`.
     ///
@@ -234,15 +230,26 @@ impl<T: Serialize> Serialize for JsonRpcResponse<T> {
 }
 
 #[derive(Deserialize)]
+#[serde(bound(deserialize = "T: Deserialize<'de>"))]
 struct WireResponse<T> {
     #[serde(default)]
     jsonrpc: Option<String>,
     #[serde(default = "null_id")]
     id: JsonRpcId,
-    #[serde(default = "Option::default")]
+    #[serde(default = "Option::default", deserialize_with = "present")]
     result: Option<T>,
     #[serde(default)]
     error: Option<JsonRpcError>,
+}
+
+/// A member that is there, even as `null`, is `Some`: `"id": null` is a request (not a
+/// notification), and `"result": null` a successful answer (an operation that returns nothing,
+/// as `DeleteTaskPushNotificationConfig` does on other SDKs), which a plain `Option` would read
+/// as no member at all.
+fn present<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
+    deserializer: D,
+) -> Result<Option<T>, D::Error> {
+    T::deserialize(deserializer).map(Some)
 }
 
 fn null_id() -> JsonRpcId {

@@ -344,6 +344,19 @@ fn json_rpc_responses_hold_a_result_or_an_error() {
     let neither =
         serde_json::from_value::<JsonRpcResponse<Value>>(json!({"jsonrpc": "2.0", "id": 1}));
     assert!(neither.is_err());
+    // A null result is a result: the Python and JavaScript SDKs answer a deleted push config so.
+    let null = serde_json::from_value::<JsonRpcResponse<Value>>(
+        json!({"jsonrpc": "2.0", "id": 1, "result": null}),
+    )
+    .expect("a null result reads");
+    assert_eq!(null.outcome.expect("ok"), Value::Null);
+    let null_task = serde_json::from_value::<JsonRpcResponse<Task>>(
+        json!({"jsonrpc": "2.0", "id": 1, "result": null}),
+    );
+    assert!(
+        null_task.is_err(),
+        "a null where a task belongs is an error"
+    );
     let wrong_version = serde_json::from_value::<JsonRpcResponse<Value>>(
         json!({"jsonrpc": "1.0", "id": 1, "result": 1}),
     );

@@ -280,7 +280,6 @@ fn body_object(bytes: &[u8]) -> Result<Map<String, Value>, A2aError> {
 enum Outcome {
     Json(Vec<u8>),
     Stream(EventStream),
-    Empty,
 }
 
 fn json<T: serde::Serialize>(value: T) -> Result<Outcome, A2aError> {
@@ -401,7 +400,9 @@ async fn dispatch(
                     ctx,
                 )
                 .await?;
-            Ok(Outcome::Empty)
+            // `google.protobuf.Empty` as JSON, with 200: what the spec's "structurally
+            // equivalent" JSON is, and what other SDKs' clients parse (a 204 breaks Python's).
+            Ok(Outcome::Json(b"{}".to_vec()))
         }
         ExtendedCard => json(
             handler
@@ -543,7 +544,6 @@ pub(crate) async fn handle(State(state): State<AppState>, request: Request<Body>
         )
             .into_response(),
         Ok(Outcome::Stream(events)) => sse::respond(&state, events, |event| event),
-        Ok(Outcome::Empty) => StatusCode::NO_CONTENT.into_response(),
         Err(error) => error_response(&error, None),
     };
     if let Some(value) = activated_extensions(state.handler.agent_card(), &ctx, &declared) {

@@ -331,11 +331,8 @@ pub async fn call_shaped(
         .and_then(|v| v.to_str().ok())
         .map(str::to_owned);
     let text = response.text().await.expect("body");
-    let body: Value = if status == 204 && text.is_empty() {
-        Value::Null
-    } else {
-        serde_json::from_str(&text).unwrap_or_else(|_| panic!("JSON body, got {status}: {text}"))
-    };
+    let body: Value =
+        serde_json::from_str(&text).unwrap_or_else(|_| panic!("JSON body, got {status}: {text}"));
     match binding {
         Binding::Grpc => unreachable!("answered above"),
         Binding::JsonRpc => {
