@@ -194,8 +194,13 @@ pub fn current() -> Option<TraceContext> {
 
 /// Runs `future` with `context` as the [`current`] trace context. A task spawned inside does
 /// not inherit it: wrap its future too.
-pub async fn with_current<F: Future>(context: TraceContext, future: F) -> F::Output {
-    CURRENT.scope(context, future).await
+// Not an `async fn`: that would hold `future` twice in its state (as its argument and inside
+// the scope), and a turn's future is large.
+pub fn with_current<F: Future>(
+    context: TraceContext,
+    future: F,
+) -> impl Future<Output = F::Output> {
+    CURRENT.scope(context, future)
 }
 
 /// Random bytes from a fast thread-local generator (uuid's): trace ids must be unique, not

@@ -38,6 +38,8 @@ pub struct Load {
     pub duration: Duration,
     /// Stop after this many requests in all (None: run for `duration`).
     pub max_requests: Option<u64>,
+    /// A webhook every send asks push notifications to (JSON-RPC only).
+    pub push_url: Option<&'static str>,
 }
 
 /// What a load measured.
@@ -67,7 +69,7 @@ struct Template {
     key_at: Option<usize>,
 }
 
-fn template(binding: Binding, keyed: bool) -> Template {
+fn template(binding: Binding, keyed: bool, push_url: Option<&str>) -> Template {
     let metadata = if keyed {
         format!(r#","metadata":{{"a2a-rust.com/idempotency-key":"{KEY_MARK}"}}"#)
     } else {
@@ -76,11 +78,16 @@ fn template(binding: Binding, keyed: bool) -> Template {
     let message = format!(
         r#"{{"messageId":"{ID_MARK}","role":"ROLE_USER","parts":[{{"text":"hello, agent"}}]{metadata}}}"#
     );
+    let configuration = push_url.map_or_else(String::new, |url| {
+        format!(
+            r#","configuration":{{"taskPushNotificationConfig":{{"url":"{url}","token":"bench"}}}}"#
+        )
+    });
     let (path, body) = match binding {
         Binding::JsonRpc => (
             "/",
             format!(
-                r#"{{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{{"message":{message}}}}}"#
+                r#"{{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{{"message":{message}{configuration}}}}}"#
             ),
         ),
         Binding::HttpJson => ("/message:send", format!(r#"{{"message":{message}}}"#)),
@@ -186,7 +193,7 @@ async fn connection_loop(
     deadline: Instant,
     limit: Option<u64>,
 ) -> (Vec<u32>, u64) {
-    let mut request = template(load.binding, load.keyed);
+    let mut request = template(load.binding, load.keyed, load.push_url);
     let mut latencies = Vec::with_capacity(64 * 1024);
     let mut errors = 0u64;
     let mut sequence: u128 = 0;

@@ -9,7 +9,10 @@
 //! 100 000 and after 1 000 000 sends, and what 100 000 held idempotency keys cost; and what a
 //! follow-up costs on a task 1 000 turns long, on SQLite and PostgreSQL.
 //!
-//! `A2A_BENCH_ONLY=follow-ups` measures the follow-ups alone.
+//! Then push notifications on each store: keyed sends with and without a push config, and
+//! how fast the notifications reach a receiver on 127.0.0.1.
+//!
+//! `A2A_BENCH_ONLY=follow-ups` measures the follow-ups alone, `A2A_BENCH_ONLY=push` push alone.
 //!
 //! `A2A_BENCH_BASELINE` names an earlier build of `a2a`: its keyed JSON-RPC sends on SQLite and
 //! PostgreSQL are measured in the same rounds, as the "before" of a change.
@@ -25,6 +28,7 @@
 mod floor;
 mod follow_ups;
 mod generator;
+mod push;
 mod report;
 mod servers;
 
@@ -183,6 +187,7 @@ fn main() {
                     concurrency,
                     duration,
                     max_requests: max,
+                    push_url: None,
                 };
                 let warm = Duration::from_secs_f64((settings.seconds / 6.0).max(0.25));
                 run_id += 1;
@@ -228,7 +233,8 @@ fn main() {
         }
     }
     let follow_ups_only = only.split(',').any(|part| part == "follow-ups");
-    if !only.is_empty() && !follow_ups_only {
+    let push_only = only.split(',').any(|part| part == "push");
+    if !only.is_empty() && !follow_ups_only && !push_only {
         return;
     }
     let turns = if settings.quick {
@@ -238,12 +244,35 @@ fn main() {
     };
     let mut follow_ups = Vec::new();
     for store in ["sqlite", "postgres"] {
+        if push_only {
+            break;
+        }
         let postgres = runtime.block_on(fresh_schema(&settings.postgres, &Kind::Ours(store)));
         let cost = runtime.block_on(follow_ups::measure(store, &postgres, turns));
         eprintln!("{cost:?}");
         follow_ups.push(cost);
     }
     if follow_ups_only {
+        return;
+    }
+    // Bounded so the in-memory store's outbox (10 000 pending) never fills: the echo agent's
+    // three events per send make three notifications.
+    let max_pushed = if settings.quick { 300 } else { 3_000 };
+    let mut pushes = Vec::new();
+    for store in ["memory", "sqlite", "postgres"] {
+        let postgres = runtime.block_on(fresh_schema(&settings.postgres, &Kind::Ours(store)));
+        run_id += 10;
+        let cost = runtime.block_on(push::measure(
+            store,
+            &postgres,
+            settings.seconds,
+            max_pushed,
+            run_id,
+        ));
+        eprintln!("{cost:?}");
+        pushes.push(cost);
+    }
+    if push_only {
         return;
     }
     let memory = runtime.block_on(memory_runs(&settings));
@@ -256,6 +285,7 @@ fn main() {
             &samples,
             &memory,
             &follow_ups,
+            &pushes,
             settings.rounds,
             settings.seconds,
             &machine,
@@ -283,6 +313,7 @@ async fn memory_runs(settings: &Settings) -> MemoryRuns {
         concurrency: 16,
         duration: Duration::from_secs(3600),
         max_requests: Some(n),
+        push_url: None,
     };
     let server = servers::start(&Kind::Ours("memory"), "");
     let settle = || tokio::time::sleep(Duration::from_millis(500));

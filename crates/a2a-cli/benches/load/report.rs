@@ -5,6 +5,7 @@ use std::fmt::Write as _;
 
 use crate::follow_ups::FollowUpCost;
 use crate::generator::Binding;
+use crate::push::PushCost;
 use crate::servers::Kind;
 use crate::{MemoryRuns, Sample};
 
@@ -311,6 +312,7 @@ pub fn markdown(
     samples: &[Sample],
     memory: &MemoryRuns,
     follow_ups: &[FollowUpCost],
+    pushes: &[PushCost],
     rounds: usize,
     seconds: f64,
     machine: &str,
@@ -446,6 +448,33 @@ pub fn markdown(
                 cost.fresh_us,
                 cost.long_us,
                 cost.ratio()
+            );
+        }
+        md.push('\n');
+    }
+    if !pushes.is_empty() {
+        md.push_str(
+            "## Push notifications\n\n\
+             Keyed JSON-RPC sends at c = 16 on one server, each run at most the stated seconds or \
+             the sends below: without a push config, with one on every send (to a receiver on \
+             127.0.0.1 that answers 200 at once), and without again; the plain figure is the mean \
+             of the two runs around the pushed one. Delivery counts every notification the \
+             receiver got, from the first pushed send until none came for two seconds.\n\n\
+             | store | plain (req/s) | with push (req/s) | with / plain | pushed sends | notifications | per send | delivered per second |\n\
+             |---|---|---|---|---|---|---|---|\n",
+        );
+        for cost in pushes {
+            let _ = writeln!(
+                md,
+                "| {} | {:.0} | {:.0} | {:.0} % | {} | {} | {:.2} | {:.0} |",
+                cost.store,
+                cost.plain_rps,
+                cost.pushed_rps,
+                100.0 * cost.share(),
+                thousands(cost.sends),
+                thousands(cost.delivered),
+                cost.delivered as f64 / cost.sends.max(1) as f64,
+                cost.delivered_per_s,
             );
         }
         md.push('\n');

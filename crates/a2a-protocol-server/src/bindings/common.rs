@@ -139,23 +139,30 @@ const PAST_DEADLINE: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// `dispatch`'s outcome, or an error once the request's deadline has passed: the request
 /// may have taken effect, so the error is not one a client retries blindly.
-pub(crate) async fn within_deadline<T>(
+///
+/// A plain function, not an `async fn`: an `async fn` would keep `dispatch` twice in its state
+/// (as its argument and inside the timeout), doubling the largest future of every request,
+/// which is then copied each time it is boxed.
+pub(crate) fn within_deadline<T>(
     deadline: Option<tokio::time::Instant>,
     dispatch: impl std::future::Future<Output = Result<T, A2aError>>,
-) -> Result<T, A2aError> {
+) -> impl std::future::Future<Output = Result<T, A2aError>> {
+    use futures::future::{Either, FutureExt};
     let Some(deadline) = deadline else {
-        return dispatch.await;
+        return Either::Left(dispatch);
     };
-    tokio::time::timeout_at(deadline + PAST_DEADLINE, dispatch)
-        .await
-        .unwrap_or_else(|_| {
-            Err(A2aError::new(
-                ErrorKind::Internal,
-                "the request was not answered within the server's request deadline; it may \
-                 have taken effect: read the task before repeating a change, and repeat a send \
-                 only with its idempotency key",
-            ))
-        })
+    Either::Right(
+        tokio::time::timeout_at(deadline + PAST_DEADLINE, dispatch).map(|answer| {
+            answer.unwrap_or_else(|_| {
+                Err(A2aError::new(
+                    ErrorKind::Internal,
+                    "the request was not answered within the server's request deadline; it \
+                     may have taken effect: read the task before repeating a change, and \
+                     repeat a send only with its idempotency key",
+                ))
+            })
+        }),
+    )
 }
 
 fn requested_extensions(headers: &HeaderMap) -> Vec<String> {

@@ -652,14 +652,16 @@ fn turn_stream(turn: Turn, history: Option<usize>) -> EventStream {
     .boxed()
 }
 
-/// `work`'s output, or `None` once `deadline` passes first.
-async fn until<T>(
+/// `work`'s output, or `None` once `deadline` passes first. Not an `async fn`, which would hold
+/// `work` twice in its state.
+fn until<T>(
     deadline: Option<tokio::time::Instant>,
     work: impl std::future::Future<Output = T>,
-) -> Option<T> {
+) -> impl std::future::Future<Output = Option<T>> {
+    use futures::future::{Either, FutureExt};
     match deadline {
-        Some(deadline) => tokio::time::timeout_at(deadline, work).await.ok(),
-        None => Some(work.await),
+        Some(deadline) => Either::Left(tokio::time::timeout_at(deadline, work).map(Result::ok)),
+        None => Either::Right(work.map(Some)),
     }
 }
 

@@ -73,6 +73,10 @@ async fn run(
     stop: CancellationToken,
 ) {
     let slots = Arc::new(Semaphore::new(settings.concurrency));
+    // Rung when a delivery settles: its slot is free, and its task's next notification may
+    // now be claimed. Without it, a full set of slots (or a task's next event) waited for the
+    // poll interval, which capped delivery at `concurrency` per interval.
+    let settled = Arc::new(tokio::sync::Notify::new());
     let lease = lease_for(&settings);
     loop {
         let room = slots.available_permits();
@@ -96,9 +100,11 @@ async fn run(
             let owner = Arc::clone(&owner);
             let sender = Arc::clone(&sender);
             let settings = settings.clone();
+            let settled = Arc::clone(&settled);
             tokio::spawn(async move {
                 deliver(&*store, &owner, &sender, &settings, delivery).await;
                 drop(slot);
+                settled.notify_one();
             });
         }
         if full {
@@ -110,6 +116,7 @@ async fn run(
         }
         tokio::select! {
             () = stop.cancelled() => return,
+            () = settled.notified() => {}
             () = tokio::time::sleep(settings.poll_interval) => {}
         }
     }
@@ -162,5 +169,81 @@ async fn deliver(
     if let Err(error) = store.settle_push_delivery(owner, &delivery, &settled).await {
         // The claim lapses and the notification is attempted again: at least once holds.
         tracing::warn!(%error, delivery_id = %delivery.delivery_id(), "could not record a push attempt");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use a2a_protocol_types::push::TaskPushNotificationConfig;
+    use a2a_protocol_types::{StreamResponse, Task, TaskState, TaskStatus};
+
+    use super::*;
+    use crate::store::{InMemoryTaskStore, TaskWrite};
+
+    /// Regression: with every slot taken, the worker waited a whole poll interval before
+    /// claiming again, however soon the deliveries ended, so it delivered at most
+    /// `concurrency` notifications per interval (128 a second by default).
+    #[tokio::test]
+    async fn a_settled_delivery_frees_its_slot_for_the_next_at_once() {
+        let received = Arc::new(AtomicUsize::new(0));
+        let counted = Arc::clone(&received);
+        let app = axum::Router::new().fallback(move || {
+            counted.fetch_add(1, Ordering::SeqCst);
+            async { axum::http::StatusCode::OK }
+        });
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let url = format!("http://{}/hook", listener.local_addr().expect("addr"));
+        tokio::spawn(async move {
+            let _ = axum::serve(listener, app).await;
+        });
+
+        let store: Arc<dyn TaskStore> = Arc::new(InMemoryTaskStore::new());
+        const TASKS: usize = 6;
+        for n in 0..TASKS {
+            let id = format!("t{n}");
+            let config: TaskPushNotificationConfig =
+                serde_json::from_value(serde_json::json!({"taskId": id, "id": id, "url": url}))
+                    .expect("a config");
+            let mut task = Task::new(id.as_str(), "c", TaskStatus::new(TaskState::Submitted));
+            task.generation = 1;
+            store
+                .write(
+                    &TaskWrite::create("", &Arc::new(task.clone())).with_push_config(Some(&config)),
+                )
+                .await
+                .expect("created");
+            task.generation = 2;
+            task.status = TaskStatus::new(TaskState::Working);
+            let event = StreamResponse::Task(task.clone());
+            store
+                .write(&TaskWrite::update("", &Arc::new(task), 1).with_event(&event))
+                .await
+                .expect("an event");
+        }
+
+        // One slot and a poll interval no test waits out: only settling can drive it.
+        let settings = PushSettings::default()
+            .with_allowed(vec!["127.0.0.1".parse().expect("a range")])
+            .with_concurrency(1)
+            .with_poll_interval(Duration::from_secs(3600));
+        let sender = Arc::new(Sender::new(&settings).expect("a client"));
+        let stop = CancellationToken::new();
+        tokio::spawn(run(store, Arc::from("p1"), settings, sender, stop.clone()));
+        for _ in 0..400 {
+            if received.load(Ordering::SeqCst) >= TASKS {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        stop.cancel();
+        assert_eq!(
+            received.load(Ordering::SeqCst),
+            TASKS,
+            "every notification delivered"
+        );
     }
 }
