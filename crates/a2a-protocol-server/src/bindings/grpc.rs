@@ -118,7 +118,9 @@ impl A2aService for Grpc {
         let handler = &self.state.handler;
         self.run("SendMessage", metadata, &extensions, |ctx| async move {
             let declared = declared(&request);
-            let answer = handler.send_message(request, &ctx).await?;
+            // Boxed here, so the future tonic boxes (and copies) is small: a send's own
+            // future is several KiB.
+            let answer = Box::pin(handler.send_message(request, &ctx)).await?;
             Ok((answer.into(), ctx, declared))
         })
         .await
@@ -139,7 +141,7 @@ impl A2aService for Grpc {
             &extensions,
             |ctx| async move {
                 let declared = declared(&request);
-                let events = handler.send_streaming_message(request, &ctx).await?;
+                let events = Box::pin(handler.send_streaming_message(request, &ctx)).await?;
                 Ok((self.events(events), ctx, declared))
             },
         )
