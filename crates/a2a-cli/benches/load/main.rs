@@ -243,10 +243,12 @@ fn main() {
         follow_ups::TURNS
     };
     let mut follow_ups = Vec::new();
-    for store in ["sqlite", "postgres"] {
-        if push_only {
-            break;
-        }
+    let follow_up_stores: &[&'static str] = if push_only {
+        &[]
+    } else {
+        &["sqlite", "postgres"]
+    };
+    for &store in follow_up_stores {
         let postgres = runtime.block_on(fresh_schema(&settings.postgres, &Kind::Ours(store)));
         let cost = runtime.block_on(follow_ups::measure(store, &postgres, turns));
         eprintln!("{cost:?}");
