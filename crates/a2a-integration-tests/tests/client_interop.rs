@@ -50,18 +50,23 @@ async fn start_peer(program: &str, script: &str) -> Peer {
         .stdout(Stdio::null())
         .spawn()
         .expect("the peer server starts");
-    let peer = Peer { child, port };
+    let mut peer = Peer { child, port };
     let card = format!("http://127.0.0.1:{port}/.well-known/agent-card.json");
-    for _ in 0..200 {
+    // Up to a minute: an interpreter importing its SDK (and gRPC) on a machine busy with the
+    // rest of the suite can take well over ten seconds. One that exits fails at once.
+    for _ in 0..1_200 {
         if reqwest::get(&card)
             .await
             .is_ok_and(|r| r.status().is_success())
         {
             return peer;
         }
+        if let Ok(Some(status)) = peer.child.try_wait() {
+            panic!("the peer server {script} exited before serving: {status}");
+        }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    panic!("the peer server {script} did not come up");
+    panic!("the peer server {script} did not come up within a minute");
 }
 
 fn task_of(response: SendMessageResponse) -> Task {
