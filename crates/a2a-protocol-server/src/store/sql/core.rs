@@ -5,7 +5,7 @@
 /// says the database takes one writer at a time (SQLite); `pushes` that it can push notices,
 /// which `announce` sends inside a write's transaction (PostgreSQL's `pg_notify`).
 macro_rules! sql_core {
-    ($db:ty, $pool:ty, $classify:path, migrations: $migrations:literal, one_writer: $one_writer:expr, pushes: $pushes:expr, announce: $announce:path, one_statement: $one_statement:path) => {
+    ($db:ty, $pool:ty, $classify:path, migrations: $migrations:literal, one_writer: $one_writer:expr, pushes: $pushes:expr, announce: $announce:path, one_statement: $one_statement:path, group: $group:ty, open_group: $open_group:path) => {
         use std::sync::Arc;
         use std::time::Duration;
 
@@ -30,9 +30,11 @@ macro_rules! sql_core {
             pub(crate) pool: $pool,
             pub(crate) tenant_aware: bool,
             /// Taken for each write when the database admits one writer at a time.
-            writer: Option<tokio::sync::Mutex<()>>,
+            pub(crate) writer: Option<Arc<tokio::sync::Mutex<()>>>,
+            /// Where writes are committed in groups, when the driver does that.
+            pub(crate) group: $group,
             /// How long a write waits for its turn before answering "busy".
-            busy_timeout: Duration,
+            pub(crate) busy_timeout: Duration,
             /// Notices pushed by the database, once someone listens (PostgreSQL).
             pub(crate) notices: Arc<crate::store::sql::coordinate::NoticeHub>,
         }
@@ -47,15 +49,17 @@ macro_rules! sql_core {
                     .run(&pool)
                     .await
                     .map_err(|e| StoreError::Backend(Box::new(e)))?;
-                let writer = $one_writer.then(|| tokio::sync::Mutex::new(()));
-                let core = Self {
+                let writer = $one_writer.then(|| Arc::new(tokio::sync::Mutex::new(())));
+                let mut core = Self {
                     pool,
                     tenant_aware,
                     writer,
+                    group: <$group>::default(),
                     busy_timeout,
                     notices: Arc::default(),
                 };
                 core.check_mode().await?;
+                core.group = $open_group(&core).await?;
                 Ok(core)
             }
 

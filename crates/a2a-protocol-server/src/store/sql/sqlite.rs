@@ -8,6 +8,8 @@ use sqlx::sqlite::{
 };
 
 use super::{SqlStoreOptions, sql_store};
+
+mod group_commit;
 use crate::store::StoreError;
 
 /// Maps a SQLite error: BUSY and LOCKED (and pool or I/O trouble) are "try again".
@@ -46,13 +48,43 @@ fn notices(
 /// such a query in microseconds.
 const POLL_INTERVAL: std::time::Duration = std::time::Duration::from_millis(100);
 
-/// SQLite writes in a transaction: its statements cost no round trips, and it has no
-/// statements that change several tables at once.
-async fn no_single_statement(
-    _core: &statements::SqlCore,
-    _write: &crate::store::TaskWrite<'_>,
+/// SQLite task writes go to the group writer, when the store has one (a database in memory
+/// has none: a second connection would open another database).
+async fn group_write(
+    core: &statements::SqlCore,
+    write: &crate::store::TaskWrite<'_>,
 ) -> Result<Option<crate::store::WriteOutcome>, StoreError> {
-    Ok(None)
+    match &core.group {
+        Some(group) => group
+            .write(core.task_tenant(write.tenant), write)
+            .await
+            .map(Some),
+        None => Ok(None),
+    }
+}
+
+/// Starts the group writer on the pool's database file, unless the database lives in memory.
+async fn open_group(
+    core: &statements::SqlCore,
+) -> Result<Option<group_commit::GroupWriter>, StoreError> {
+    use sqlx::Row as _;
+    let file: Option<String> =
+        sqlx::query("SELECT file FROM pragma_database_list WHERE name = 'main'")
+            .fetch_optional(&core.pool)
+            .await
+            .map_err(classify)?
+            .map(|row| row.try_get(0))
+            .transpose()
+            .map_err(classify)?;
+    match file.filter(|file| !file.is_empty()) {
+        Some(file) => group_commit::GroupWriter::start(
+            std::path::Path::new(&file),
+            core.busy_timeout,
+            core.writer.clone(),
+        )
+        .map(Some),
+        None => Ok(None),
+    }
 }
 
 mod statements {
@@ -64,7 +96,9 @@ mod statements {
         one_writer: true,
         pushes: false,
         announce: super::announce,
-        one_statement: super::no_single_statement
+        one_statement: super::group_write,
+        group: Option<super::group_commit::GroupWriter>,
+        open_group: super::open_group
     );
     crate::store::sql::sql_coordination!(sqlx::Sqlite, super::classify, announce: super::announce);
 }

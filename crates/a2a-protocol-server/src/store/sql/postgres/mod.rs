@@ -110,6 +110,11 @@ async fn listen(pool: PgPool, hub: Weak<NoticeHub>) {
     }
 }
 
+/// PostgreSQL commits concurrent transactions' log flushes together by itself.
+async fn no_group(_core: &statements::SqlCore) -> Result<(), StoreError> {
+    Ok(())
+}
+
 mod statements {
     crate::store::sql::sql_core!(
         sqlx::Postgres,
@@ -119,7 +124,9 @@ mod statements {
         one_writer: false,
         pushes: true,
         announce: super::announce,
-        one_statement: super::one_statement::write
+        one_statement: super::one_statement::write,
+        group: (),
+        open_group: super::no_group
     );
     crate::store::sql::sql_coordination!(sqlx::Postgres, super::classify, announce: super::announce);
 }

@@ -1,0 +1,592 @@
+//! Group commit for SQLite: one writer thread, one connection of its own, and every task write
+//! that is waiting when it takes its turn goes into one transaction and one fsync.
+//!
+//! SQLite admits one writer at a time, so a server's writes queue anyway; with a transaction
+//! each they queue behind each other's fsync and behind a hand-off to a database thread per
+//! statement. Here a write is encoded on the caller's task, queued, and answered once the
+//! transaction holding it is committed (`synchronous=FULL`: on disk). Each write runs in a
+//! savepoint, so one that meets a held key, a newer revision or an error is undone alone and
+//! the others still commit. An idle server pays nothing: the thread starts on the first write
+//! it sees and takes along only what is already queued.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use rusqlite::{Connection, OptionalExtension as _, params};
+use tokio::sync::oneshot;
+
+use crate::store::sql::{
+    caller_column, encode_event, encode_head, encode_message, encode_push_config, holder_outcome,
+    now_millis, status_millis,
+};
+use crate::store::{KeyClaim, StoreError, TaskWrite, WriteOutcome};
+
+/// At most this many writes share a transaction, so a long queue is answered in steps.
+const MAX_BATCH: usize = 256;
+
+/// A queued write: not yet taken, taken by the writer, or withdrawn by its caller.
+const PENDING: u8 = 0;
+const TAKEN: u8 = 1;
+const WITHDRAWN: u8 = 2;
+
+/// The writer thread's handle: where writes are queued. Dropping it ends the thread once
+/// the queue is empty.
+pub(crate) struct GroupWriter {
+    queue: mpsc::Sender<Job>,
+    /// Transactions committed, for tests that show writes sharing them.
+    #[cfg(test)]
+    commits: Arc<std::sync::atomic::AtomicUsize>,
+    /// Writes queued so far, for the same tests.
+    #[cfg(test)]
+    submitted: std::sync::atomic::AtomicUsize,
+    /// How long a write waits in the queue before it is withdrawn and answered "busy".
+    busy_timeout: Duration,
+}
+
+impl std::fmt::Debug for GroupWriter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GroupWriter").finish_non_exhaustive()
+    }
+}
+
+struct Job {
+    write: OwnedWrite,
+    state: Arc<AtomicU8>,
+    reply: oneshot::Sender<Result<WriteOutcome, StoreError>>,
+}
+
+/// A task write with everything encoded and owned, ready for the writer thread.
+struct OwnedWrite {
+    tenant: String,
+    task_id: String,
+    context_id: String,
+    state: &'static str,
+    status_millis: i64,
+    terminal: bool,
+    head: String,
+    generation: i64,
+    owner: Option<String>,
+    recoveries: Option<i32>,
+    /// The revision the writer read; `None` creates the task.
+    expected: Option<i64>,
+    caller: Option<String>,
+    /// (seq, body) of each new history message.
+    messages: Vec<(i64, String)>,
+    /// (id, body) of a push config saved with the task.
+    push_config: Option<(String, String)>,
+    event: Option<String>,
+    claim: Option<KeyClaim>,
+}
+
+impl OwnedWrite {
+    fn encode(tenant: &str, write: &TaskWrite<'_>) -> Result<Self, StoreError> {
+        let task = &**write.task;
+        let first_new = task.history.len().saturating_sub(write.new_messages);
+        let messages = task.history[first_new..]
+            .iter()
+            .enumerate()
+            .map(|(i, message)| Ok((to_i64(first_new + i), encode_message(message)?)))
+            .collect::<Result<Vec<_>, StoreError>>()?;
+        Ok(Self {
+            tenant: tenant.to_owned(),
+            task_id: task.id.to_string(),
+            context_id: task.context_id.to_string(),
+            state: task.status.state.as_str(),
+            status_millis: status_millis(task),
+            terminal: task.status.state.is_terminal(),
+            head: encode_head(task)?,
+            generation: i64::try_from(task.generation).unwrap_or(i64::MAX),
+            owner: write.owner.map(str::to_owned),
+            recoveries: write
+                .recoveries
+                .map(|n| i32::try_from(n).unwrap_or(i32::MAX)),
+            expected: write.expected.map(|r| i64::try_from(r).unwrap_or(i64::MAX)),
+            caller: write.caller.map(str::to_owned),
+            messages,
+            push_config: write
+                .push_config
+                .map(|c| Ok::<_, StoreError>((c.id.to_string(), encode_push_config(c)?)))
+                .transpose()?,
+            event: write.event.map(encode_event).transpose()?,
+            claim: write.claim.cloned(),
+        })
+    }
+}
+
+fn to_i64(n: usize) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
+}
+
+impl GroupWriter {
+    /// Opens a connection of its own to the database file at `path` and starts the writer
+    /// thread. `turn` is the store's write turn, taken for each transaction, so the store's
+    /// other writes (through its pool) never meet this one inside SQLite's busy handler.
+    pub(crate) fn start(
+        path: &Path,
+        busy_timeout: Duration,
+        turn: Option<Arc<tokio::sync::Mutex<()>>>,
+    ) -> Result<Self, StoreError> {
+        let connection = Connection::open(path).map_err(classify)?;
+        connection.busy_timeout(busy_timeout).map_err(classify)?;
+        // WAL is a property of the file (the pool set it); FULL makes every commit an fsync
+        // of the log, so an answered write survives a power loss.
+        connection
+            .execute_batch("PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;")
+            .map_err(classify)?;
+        let (queue, jobs) = mpsc::channel();
+        let commits = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counted = commits.clone();
+        std::thread::Builder::new()
+            .name("a2a-sqlite-writer".to_owned())
+            .spawn(move || run(connection, jobs, turn, &counted))
+            .map_err(|e| StoreError::Backend(Box::new(e)))?;
+        #[cfg(not(test))]
+        let _ = commits;
+        Ok(Self {
+            queue,
+            #[cfg(test)]
+            commits,
+            #[cfg(test)]
+            submitted: std::sync::atomic::AtomicUsize::new(0),
+            busy_timeout,
+        })
+    }
+
+    /// Queues `write` (its task rows under `tenant`) and waits until the transaction holding
+    /// it is committed. A write still queued after the busy timeout is withdrawn, unwritten,
+    /// and answered "busy"; one the writer has taken is always waited for.
+    pub(crate) async fn write(
+        &self,
+        tenant: &str,
+        write: &TaskWrite<'_>,
+    ) -> Result<WriteOutcome, StoreError> {
+        let state = Arc::new(AtomicU8::new(PENDING));
+        let (reply, mut answer) = oneshot::channel();
+        let job = Job {
+            write: OwnedWrite::encode(tenant, write)?,
+            state: state.clone(),
+            reply,
+        };
+        #[cfg(test)]
+        self.submitted.fetch_add(1, Ordering::Relaxed);
+        self.queue.send(job).map_err(|_| gone())?;
+        match tokio::time::timeout(self.busy_timeout, &mut answer).await {
+            Ok(answered) => answered.map_err(|_| gone())?,
+            Err(_) => {
+                if state
+                    .compare_exchange(PENDING, WITHDRAWN, Ordering::AcqRel, Ordering::Acquire)
+                    .is_ok()
+                {
+                    return Err(StoreError::Busy(format!(
+                        "the write waited more than {:?} for its turn",
+                        self.busy_timeout
+                    )));
+                }
+                answer.await.map_err(|_| gone())?
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+impl GroupWriter {
+    /// How many writes were queued so far.
+    fn queued(&self) -> usize {
+        self.submitted.load(Ordering::Relaxed)
+    }
+}
+
+fn gone() -> StoreError {
+    StoreError::Backend("the SQLite writer thread stopped; restart the server".into())
+}
+
+/// Maps a SQLite error: BUSY and LOCKED are "try again".
+fn classify(error: rusqlite::Error) -> StoreError {
+    match error.sqlite_error_code() {
+        Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked) => {
+            StoreError::Busy(error.to_string())
+        }
+        _ => StoreError::Backend(Box::new(error)),
+    }
+}
+
+/// The writer thread: takes what is queued, writes it in one transaction, answers each.
+fn run(
+    connection: Connection,
+    jobs: mpsc::Receiver<Job>,
+    turn: Option<Arc<tokio::sync::Mutex<()>>>,
+    commits: &std::sync::atomic::AtomicUsize,
+) {
+    while let Ok(first) = jobs.recv() {
+        // The turn first, then what queued meanwhile: writes that waited for the turn all
+        // go in together.
+        let _turn = turn.as_ref().map(|turn| turn.blocking_lock());
+        let mut batch = vec![first];
+        while batch.len() < MAX_BATCH {
+            match jobs.try_recv() {
+                Ok(job) => batch.push(job),
+                Err(_) => break,
+            }
+        }
+        // A write its caller withdrew is neither written nor answered.
+        batch.retain(|job| {
+            job.state
+                .compare_exchange(PENDING, TAKEN, Ordering::AcqRel, Ordering::Acquire)
+                .is_ok()
+        });
+        if batch.is_empty() {
+            continue;
+        }
+        let outcomes = write_batch(&connection, &batch);
+        commits.fetch_add(1, Ordering::Relaxed);
+        for (job, outcome) in batch.into_iter().zip(outcomes) {
+            // A caller that went away learns nothing; its write stands or not as answered.
+            let _ = job.reply.send(outcome);
+        }
+    }
+}
+
+/// Writes `batch` in one transaction; an outcome per job, in order.
+fn write_batch(connection: &Connection, batch: &[Job]) -> Vec<Result<WriteOutcome, StoreError>> {
+    let failed_all = |error: StoreError| -> Vec<Result<WriteOutcome, StoreError>> {
+        let message = error.to_string();
+        let busy = matches!(error, StoreError::Busy(_));
+        batch
+            .iter()
+            .map(|_| {
+                Err(if busy {
+                    StoreError::Busy(message.clone())
+                } else {
+                    StoreError::Backend(message.clone().into())
+                })
+            })
+            .collect()
+    };
+    if let Err(error) = connection.execute_batch("BEGIN IMMEDIATE") {
+        return failed_all(classify(error));
+    }
+    let mut outcomes = Vec::with_capacity(batch.len());
+    for job in batch {
+        let outcome = write_one(connection, &job.write);
+        if outcome.is_err() && connection.is_autocommit() {
+            // SQLite rolled the whole transaction back (I/O error, disk full): nothing of the
+            // batch is written.
+            let error = outcome.err().unwrap_or_else(gone);
+            return failed_all(error);
+        }
+        outcomes.push(outcome);
+    }
+    if let Err(error) = connection.execute_batch("COMMIT") {
+        let error = classify(error);
+        if !connection.is_autocommit() {
+            let _ = connection.execute_batch("ROLLBACK");
+        }
+        return failed_all(error);
+    }
+    outcomes
+}
+
+/// One write inside its own savepoint: undone alone unless it is written whole.
+fn write_one(connection: &Connection, write: &OwnedWrite) -> Result<WriteOutcome, StoreError> {
+    connection
+        .execute_batch("SAVEPOINT a2a_write")
+        .map_err(classify)?;
+    let outcome = apply(connection, write);
+    let keep = matches!(outcome, Ok(WriteOutcome::Written));
+    let undo = if keep {
+        connection.execute_batch("RELEASE a2a_write")
+    } else {
+        connection.execute_batch("ROLLBACK TO a2a_write; RELEASE a2a_write")
+    };
+    match (outcome, undo) {
+        (Err(error), _) => Err(error),
+        (Ok(_), Err(error)) => Err(classify(error)),
+        (Ok(outcome), Ok(())) => Ok(outcome),
+    }
+}
+
+/// The statements of one write: the key, the head over the expected revision, the new
+/// messages, the push config, the event and its outbox rows.
+fn apply(connection: &Connection, write: &OwnedWrite) -> Result<WriteOutcome, StoreError> {
+    if let Some(claim) = &write.claim
+        && let Some(held) = claim_key(connection, claim)?
+    {
+        return Ok(WriteOutcome::KeyHeld(held));
+    }
+    let now = now_millis();
+    let written = match write.expected {
+        None => connection
+            .prepare_cached(
+                "INSERT INTO a2a_tasks \
+                   (tenant, id, context_id, state, status_millis, updated_millis, terminal, \
+                    body, generation, owner, recoveries, revision, caller) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, COALESCE(?11, 0), 1, ?12) \
+                 ON CONFLICT (tenant, id) DO NOTHING",
+            )
+            .and_then(|mut statement| {
+                statement.execute(params![
+                    write.tenant,
+                    write.task_id,
+                    write.context_id,
+                    write.state,
+                    write.status_millis,
+                    now,
+                    write.terminal,
+                    write.head,
+                    write.generation,
+                    write.owner,
+                    write.recoveries,
+                    write.caller,
+                ])
+            }),
+        Some(revision) => connection
+            .prepare_cached(
+                "UPDATE a2a_tasks SET \
+                   context_id = ?3, state = ?4, status_millis = ?5, \
+                   updated_millis = CASE WHEN ?7 THEN ?6 ELSE updated_millis END, \
+                   terminal = ?7, body = ?8, generation = ?9, owner = ?10, \
+                   recoveries = COALESCE(?11, recoveries), revision = revision + 1 \
+                 WHERE tenant = ?1 AND id = ?2 AND revision = ?12 AND terminal = FALSE",
+            )
+            .and_then(|mut statement| {
+                statement.execute(params![
+                    write.tenant,
+                    write.task_id,
+                    write.context_id,
+                    write.state,
+                    write.status_millis,
+                    now,
+                    write.terminal,
+                    write.head,
+                    write.generation,
+                    write.owner,
+                    write.recoveries,
+                    revision,
+                ])
+            }),
+    }
+    .map_err(classify)?;
+    if written == 0 {
+        return Ok(WriteOutcome::Stale);
+    }
+    if !write.messages.is_empty() {
+        let mut insert = connection
+            .prepare_cached(
+                "INSERT INTO a2a_task_messages (tenant, task_id, seq, body) VALUES (?1, ?2, ?3, ?4)",
+            )
+            .map_err(classify)?;
+        for (seq, body) in &write.messages {
+            insert
+                .execute(params![write.tenant, write.task_id, seq, body])
+                .map_err(classify)?;
+        }
+    }
+    if let Some((id, body)) = &write.push_config {
+        connection
+            .prepare_cached(
+                "INSERT INTO a2a_push_configs (tenant, task_id, id, body, created_millis) \
+                 VALUES (?1, ?2, ?3, ?4, ?5) \
+                 ON CONFLICT (tenant, task_id, id) DO UPDATE SET body = excluded.body",
+            )
+            .and_then(|mut statement| {
+                statement.execute(params![write.tenant, write.task_id, id, body, now])
+            })
+            .map_err(classify)?;
+    }
+    if let Some(event) = &write.event {
+        connection
+            .prepare_cached(
+                "INSERT INTO a2a_task_events (tenant, task_id, generation, body, created_millis) \
+                 VALUES (?1, ?2, ?3, ?4, ?5) \
+                 ON CONFLICT (tenant, task_id, generation) DO NOTHING",
+            )
+            .and_then(|mut statement| {
+                statement.execute(params![
+                    write.tenant,
+                    write.task_id,
+                    write.generation,
+                    event,
+                    now
+                ])
+            })
+            .map_err(classify)?;
+        // The outbox: a notification per push config of the task, in the same transaction,
+        // so none is lost and none announces an event not written.
+        connection
+            .prepare_cached(
+                "INSERT INTO a2a_push_outbox \
+                   (tenant, task_id, config_id, generation, body, due_millis, created_millis) \
+                 SELECT tenant, task_id, id, ?3, ?4, ?5, ?5 FROM a2a_push_configs \
+                 WHERE tenant = ?1 AND task_id = ?2 \
+                 ON CONFLICT (tenant, task_id, config_id, generation) DO NOTHING",
+            )
+            .and_then(|mut statement| {
+                statement.execute(params![
+                    write.tenant,
+                    write.task_id,
+                    write.generation,
+                    event,
+                    now
+                ])
+            })
+            .map_err(classify)?;
+    }
+    Ok(WriteOutcome::Written)
+}
+
+/// Takes the key, or says who holds it. The row carries a token only this claim knows, so
+/// the row returned is this claim's exactly when the token is.
+fn claim_key(
+    connection: &Connection,
+    claim: &KeyClaim,
+) -> Result<Option<crate::store::ClaimOutcome>, StoreError> {
+    let token = uuid::Uuid::new_v4().to_string();
+    let holder = connection
+        .prepare_cached(
+            "INSERT INTO a2a_idempotency_keys \
+               (tenant, caller, idempotency_key, message_id, task_id, claim_token, created_millis) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) \
+             ON CONFLICT (tenant, caller, idempotency_key) \
+               DO UPDATE SET idempotency_key = excluded.idempotency_key \
+             RETURNING message_id, task_id, claim_token",
+        )
+        .and_then(|mut statement| {
+            statement
+                .query_row(
+                    params![
+                        claim.scope.tenant,
+                        caller_column(&claim.scope),
+                        claim.key,
+                        claim.message_id.as_str(),
+                        claim.task_id.as_str(),
+                        token,
+                        now_millis(),
+                    ],
+                    |row| {
+                        Ok((
+                            row.get::<_, String>(0)?,
+                            row.get::<_, String>(1)?,
+                            row.get::<_, String>(2)?,
+                        ))
+                    },
+                )
+                .optional()
+        })
+        .map_err(classify)?;
+    match holder {
+        Some((_, _, holder_token)) if holder_token == token => Ok(None),
+        Some((message_id, task_id, _)) => Ok(Some(holder_outcome(claim, &message_id, task_id))),
+        None => Err(StoreError::Backend(
+            format!(
+                "claiming an idempotency key for task {} returned no row",
+                claim.task_id
+            )
+            .into(),
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use a2a_protocol_types::{Message, Task, TaskState, TaskStatus};
+
+    use crate::store::{
+        ClaimOutcome, KeyClaim, KeyScope, SqliteTaskStore, TaskStore, TaskWrite, WriteOutcome,
+    };
+
+    fn claim(key: &str, message: &str, task: &str) -> KeyClaim {
+        KeyClaim {
+            scope: KeyScope::default(),
+            key: key.to_owned(),
+            message_id: message.into(),
+            task_id: task.into(),
+            charged_to: None,
+        }
+    }
+
+    fn task(id: &str) -> Arc<Task> {
+        let mut task = Task::new(id, "ctx", TaskStatus::new(TaskState::Submitted));
+        task.history.push(Message::user_text("hi"));
+        task.generation = 1;
+        Arc::new(task)
+    }
+
+    /// Writes that queue while the turn is held share one transaction, and each gets its own
+    /// outcome: a key taken twice in the batch is held for the second, a stale revision is
+    /// stale, and only what was answered "written" is in the file.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn queued_writes_share_a_commit_and_keep_their_own_outcomes() {
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite://{}", dir.path().join("tasks.db").display());
+        let store = Arc::new(SqliteTaskStore::open(&url).await.unwrap());
+        let group = store
+            .core
+            .group
+            .as_ref()
+            .expect("a file database has a group writer");
+        let turn = store.core.writer.clone().unwrap();
+        let before = group.commits.load(std::sync::atomic::Ordering::Relaxed);
+
+        let held = turn.lock().await;
+        let mut writes = Vec::new();
+        for i in 0..40 {
+            let store = store.clone();
+            writes.push(tokio::spawn(async move {
+                // Keys k0..k19 each claimed twice: by message m{i} for task t{i}.
+                let key = format!("k{}", i % 20);
+                let claim = claim(&key, &format!("m{i}"), &format!("t{i}"));
+                let task = task(&format!("t{i}"));
+                store
+                    .write(&TaskWrite::create("", &task).with_claim(Some(&claim)))
+                    .await
+            }));
+        }
+        let stale_task = task("never");
+        let stale = {
+            let store = store.clone();
+            tokio::spawn(async move { store.write(&TaskWrite::update("", &stale_task, 7)).await })
+        };
+        // Everything queued behind the held turn before it is let go.
+        while store.core.group.as_ref().unwrap().queued() < 41 {
+            tokio::task::yield_now().await;
+        }
+        drop(held);
+
+        let mut written = 0;
+        let mut held_keys = 0;
+        for write in writes {
+            match write.await.unwrap().unwrap() {
+                WriteOutcome::Written => written += 1,
+                WriteOutcome::KeyHeld(ClaimOutcome::Conflict) => held_keys += 1,
+                other => panic!("unexpected outcome {other:?}"),
+            }
+        }
+        assert_eq!(stale.await.unwrap().unwrap(), WriteOutcome::Stale);
+        assert_eq!((written, held_keys), (20, 20));
+        let commits = group.commits.load(std::sync::atomic::Ordering::Relaxed) - before;
+        println!("41 writes in {commits} commits");
+        assert_eq!(
+            commits, 1,
+            "41 writes queued behind the turn share one commit"
+        );
+
+        let mut stored = 0;
+        for i in 0..40 {
+            if store
+                .get("", &format!("t{i}").into())
+                .await
+                .unwrap()
+                .is_some()
+            {
+                stored += 1;
+            }
+        }
+        assert_eq!(stored, 20, "exactly the written tasks are stored");
+        assert!(store.get("", &"never".into()).await.unwrap().is_none());
+    }
+}
