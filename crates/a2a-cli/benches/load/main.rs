@@ -55,6 +55,8 @@ pub struct Sample {
     pub peak_rss_kib: u64,
     /// Server CPU time per answered send, in microseconds.
     pub cpu_us_per_send: f64,
+    /// PostgreSQL's CPU time per answered send, in microseconds, on that store.
+    pub db_cpu_us_per_send: Option<f64>,
 }
 
 /// The memory runs' figures.
@@ -193,7 +195,9 @@ fn main() {
                 run_id += 1;
                 runtime.block_on(generator::run(server.addr, load(warm, Some(5_000)), run_id));
                 run_id += 1;
+                let on_postgres = kind.store() == Some("postgres");
                 let cpu_before = server.cpu_time();
+                let db_before = on_postgres.then(servers::DatabaseCpu::now);
                 let measured = runtime.block_on(generator::run(
                     server.addr,
                     load(
@@ -203,9 +207,13 @@ fn main() {
                     run_id,
                 ));
                 let cpu = server.cpu_time().saturating_sub(cpu_before);
+                let db_cpu = db_before.map(|before| servers::DatabaseCpu::now().since(&before));
+                let per_send =
+                    |cpu: Duration| cpu.as_secs_f64() * 1e6 / measured.requests.max(1) as f64;
                 let sample = Sample {
                     round,
-                    cpu_us_per_send: cpu.as_secs_f64() * 1e6 / measured.requests.max(1) as f64,
+                    cpu_us_per_send: per_send(cpu),
+                    db_cpu_us_per_send: db_cpu.map(per_send),
                     kind: kind.clone(),
                     binding,
                     keyed,
@@ -214,7 +222,7 @@ fn main() {
                     measured,
                 };
                 eprintln!(
-                    "round {} {:<28} {:<9} {:<7} c={:<3} {:>9.0} req/s  p50 {:>6} µs  p99 {:>7} µs  cpu {:>6.1} µs/send  errors {}  peak RSS {} KiB",
+                    "round {} {:<28} {:<9} {:<7} c={:<3} {:>9.0} req/s  p50 {:>6} µs  p99 {:>7} µs  cpu {:>6.1} µs/send  db cpu {:>6.1} µs/send  errors {}  peak RSS {} KiB",
                     round + 1,
                     sample.kind.label(),
                     binding.name(),
@@ -224,6 +232,7 @@ fn main() {
                     sample.measured.p50_us,
                     sample.measured.p99_us,
                     sample.cpu_us_per_send,
+                    sample.db_cpu_us_per_send.unwrap_or(0.0),
                     sample.measured.errors,
                     sample.peak_rss_kib,
                 );

@@ -18,6 +18,8 @@ struct Cell {
     p50_us: f64,
     p99_us: f64,
     cpu_us: f64,
+    /// The database's CPU per send, where it was measured.
+    db_cpu_us: Option<f64>,
     peak_rss_kib: u64,
     errors: u64,
     rounds: usize,
@@ -51,6 +53,11 @@ fn cell(
         p50_us: runs.iter().map(|s| s.measured.p50_us as f64).sum::<f64>() / n,
         p99_us: runs.iter().map(|s| s.measured.p99_us as f64).sum::<f64>() / n,
         cpu_us: runs.iter().map(|s| s.cpu_us_per_send).sum::<f64>() / n,
+        db_cpu_us: runs
+            .iter()
+            .map(|s| s.db_cpu_us_per_send)
+            .sum::<Option<f64>>()
+            .map(|sum| sum / n),
         peak_rss_kib: runs.iter().map(|s| s.peak_rss_kib).max().unwrap_or(0),
         errors: runs.iter().map(|s| s.measured.errors).sum(),
         rounds: runs.len(),
@@ -235,6 +242,7 @@ fn targets(samples: &[Sample], memory: &MemoryRuns, follow_ups: &[FollowUpCost])
         },
     ]
     .into_iter()
+    .chain(durable_targets(samples))
     .chain(follow_ups.iter().map(|cost| Target {
         what: format!(
             "a follow-up on a task {} turns long vs on a fresh one ({})",
@@ -251,6 +259,71 @@ fn targets(samples: &[Sample], memory: &MemoryRuns, follow_ups: &[FollowUpCost])
         met: cost.ratio() <= 2.0,
     }))
     .collect()
+}
+
+/// Keyed sends on the durable stores at concurrency 16, against fixed floors measured on this
+/// two-core machine (issue: durable stores at speed).
+fn durable_targets(samples: &[Sample]) -> Vec<Target> {
+    [("sqlite", 3_000.0), ("postgres", 5_000.0)]
+        .into_iter()
+        .filter_map(|(store, floor)| {
+            let c = cell(samples, &Kind::Ours(store), Binding::JsonRpc, true, 16)?;
+            let db = c
+                .db_cpu_us
+                .map(|db| format!(", database {db:.0} µs"))
+                .unwrap_or_default();
+            Some(Target {
+                what: format!("keyed SendMessage on {store} (JSON-RPC, c16)"),
+                goal: format!("≥ {} req/s", thousands(floor as u64)),
+                measured: format!(
+                    "{:.0} req/s (server {:.0} µs CPU per send{db})",
+                    c.rps, c.cpu_us
+                ),
+                met: c.rps >= floor,
+            })
+        })
+        .collect()
+}
+
+/// Keyed JSON-RPC sends on each store at concurrency 16 and 64, with what each costs.
+fn durable_section(md: &mut String, samples: &[Sample]) {
+    let mut kinds = vec![
+        Kind::Ours("memory"),
+        Kind::Ours("sqlite"),
+        Kind::Ours("postgres"),
+    ];
+    kinds.extend(
+        ["sqlite", "postgres"]
+            .into_iter()
+            .map(Kind::Baseline)
+            .filter(|kind| samples.iter().any(|s| &s.kind == kind)),
+    );
+    md.push_str(
+        "\n## Keyed sends by store (JSON-RPC)\n\n\
+         Every acknowledged send is durable on SQLite (`synchronous=FULL`, one fsync per group \
+         commit) and PostgreSQL (`synchronous_commit=on`). CPU per send is the server's; the \
+         database's is every PostgreSQL process's, over the same measurement.\n\n\
+         | store | c = 16 req/s | c = 64 req/s | server CPU / send (c16) | database CPU / send (c16) | p50 / p99 at c16 (µs) |\n\
+         |---|---|---|---|---|---|\n",
+    );
+    for kind in kinds {
+        let Some(c16) = cell(samples, &kind, Binding::JsonRpc, true, 16) else {
+            continue;
+        };
+        let c64 = cell(samples, &kind, Binding::JsonRpc, true, 64).map_or(0.0, |c| c.rps);
+        let db = c16
+            .db_cpu_us
+            .map_or_else(|| "–".to_owned(), |db| format!("{db:.0} µs"));
+        let _ = writeln!(
+            md,
+            "| {} | {:.0} | {c64:.0} | {:.0} µs | {db} | {:.0} / {:.0} |",
+            kind.label(),
+            c16.rps,
+            c16.cpu_us,
+            c16.p50_us,
+            c16.p99_us
+        );
+    }
 }
 
 fn mib(kib: u64) -> String {
@@ -366,6 +439,7 @@ pub fn markdown(
         md.push_str(&line);
         md.push('\n');
     }
+    durable_section(&mut md, samples);
     md.push_str("\n## Latency (p50 / p99, µs), server CPU per send at c = 16 (µs), peak server RSS (MiB)\n\n");
     md.push_str("| server | binding | key | c = 1 | c = 16 | c = 64 | CPU / send | peak RSS | errors |\n|---|---|---|---|---|---|---|---|---|\n");
     for (kind, binding, keyed) in measured_rows(samples) {

@@ -31,6 +31,15 @@ pub enum Kind {
 }
 
 impl Kind {
+    /// The task store the server keeps, when it is ours.
+    pub fn store(&self) -> Option<&'static str> {
+        match self {
+            Kind::Ours(store) | Kind::Baseline(store) => Some(store),
+            Kind::Observed | Kind::Dark => Some("memory"),
+            Kind::Floor | Kind::Python => None,
+        }
+    }
+
     pub fn label(&self) -> String {
         match self {
             Kind::Ours(store) => format!("a2a-rust ({store})"),
@@ -58,19 +67,7 @@ impl Server {
 
     /// CPU time the server has used so far (user and system), from `/proc/PID/stat`.
     pub fn cpu_time(&self) -> std::time::Duration {
-        let ticks = std::fs::read_to_string(format!("/proc/{}/stat", self.child.id()))
-            .ok()
-            .and_then(|stat| {
-                // Fields after the command name, which is in parentheses and may hold spaces.
-                let rest = stat.rsplit_once(')')?.1;
-                let fields: Vec<&str> = rest.split_whitespace().collect();
-                let user: u64 = fields.get(11)?.parse().ok()?;
-                let system: u64 = fields.get(12)?.parse().ok()?;
-                Some(user + system)
-            })
-            .unwrap_or(0);
-        // Linux reports clock ticks of 1/100 s (USER_HZ) on every platform it runs on.
-        std::time::Duration::from_millis(ticks * 10)
+        ticks_to_duration(process_ticks(self.child.id()).unwrap_or(0))
     }
 
     /// Resident memory now, in KiB (`VmRSS`).
@@ -237,4 +234,56 @@ fn ready(child: Child, port: u16, scratch: Option<tempfile::TempDir>) -> Server 
 /// The workspace root.
 pub fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// User and system CPU ticks of a process, from `/proc/PID/stat`.
+fn process_ticks(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // Fields after the command name, which is in parentheses and may hold spaces.
+    let rest = stat.rsplit_once(')')?.1;
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let user: u64 = fields.get(11)?.parse().ok()?;
+    let system: u64 = fields.get(12)?.parse().ok()?;
+    Some(user + system)
+}
+
+/// Linux reports clock ticks of 1/100 s (USER_HZ) on every platform it runs on.
+fn ticks_to_duration(ticks: u64) -> Duration {
+    Duration::from_millis(ticks * 10)
+}
+
+/// CPU ticks of every PostgreSQL process on this machine (its backends, WAL writer and the
+/// rest), by process: the database's share of a measurement is the growth between two of
+/// these, with a process that appeared in between counted from zero.
+pub struct DatabaseCpu(std::collections::HashMap<u32, u64>);
+
+impl DatabaseCpu {
+    pub fn now() -> Self {
+        let mut ticks = std::collections::HashMap::new();
+        for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+            let Some(pid) = entry
+                .file_name()
+                .to_str()
+                .and_then(|n| n.parse::<u32>().ok())
+            else {
+                continue;
+            };
+            let is_postgres = std::fs::read_to_string(format!("/proc/{pid}/comm"))
+                .is_ok_and(|comm| comm.trim_end() == "postgres");
+            if let Some(used) = is_postgres.then(|| process_ticks(pid)).flatten() {
+                ticks.insert(pid, used);
+            }
+        }
+        Self(ticks)
+    }
+
+    /// The CPU the database used since `earlier`.
+    pub fn since(&self, earlier: &DatabaseCpu) -> Duration {
+        let grown = self
+            .0
+            .iter()
+            .map(|(pid, now)| now.saturating_sub(earlier.0.get(pid).copied().unwrap_or(0)))
+            .sum();
+        ticks_to_duration(grown)
+    }
 }

@@ -249,57 +249,98 @@ fn run(
     }
 }
 
-/// Writes `batch` in one transaction; an outcome per job, in order.
+/// Writes `batch` in one transaction; an outcome per job, in order. Each write undoes its own
+/// key when its task write finds a newer revision, so the common batch needs no savepoints
+/// (which would copy every page they touch); a write that fails outright rolls the batch back,
+/// and it runs again with a savepoint per write, so the failure is that write's alone.
 fn write_batch(connection: &Connection, batch: &[Job]) -> Vec<Result<WriteOutcome, StoreError>> {
-    let failed_all = |error: StoreError| -> Vec<Result<WriteOutcome, StoreError>> {
-        let message = error.to_string();
-        let busy = matches!(error, StoreError::Busy(_));
-        batch
-            .iter()
-            .map(|_| {
-                Err(if busy {
-                    StoreError::Busy(message.clone())
-                } else {
-                    StoreError::Backend(message.clone().into())
-                })
-            })
-            .collect()
-    };
-    if let Err(error) = connection.execute_batch("BEGIN IMMEDIATE") {
-        return failed_all(classify(error));
+    match try_batch(connection, batch, false) {
+        Ok(outcomes) => outcomes,
+        Err(Failed::One) => match try_batch(connection, batch, true) {
+            Ok(outcomes) => outcomes,
+            Err(Failed::One) => failed_all(batch, &gone()),
+            Err(Failed::All(error)) => failed_all(batch, &error),
+        },
+        Err(Failed::All(error)) => failed_all(batch, &error),
     }
+}
+
+/// Why a batch was not committed.
+enum Failed {
+    /// A write failed without a savepoint to undo it alone; the batch was rolled back.
+    One,
+    /// The transaction failed as a whole (busy, I/O, disk full).
+    All(StoreError),
+}
+
+/// One try at `batch`: with a savepoint per write (`careful`), or none.
+fn try_batch(
+    connection: &Connection,
+    batch: &[Job],
+    careful: bool,
+) -> Result<Vec<Result<WriteOutcome, StoreError>>, Failed> {
+    run_cached(connection, "BEGIN IMMEDIATE").map_err(|e| Failed::All(classify(e)))?;
     let mut outcomes = Vec::with_capacity(batch.len());
     for job in batch {
-        let outcome = write_one(connection, &job.write);
-        if outcome.is_err() && connection.is_autocommit() {
-            // SQLite rolled the whole transaction back (I/O error, disk full): nothing of the
-            // batch is written.
-            let error = outcome.err().unwrap_or_else(gone);
-            return failed_all(error);
+        let outcome = if careful {
+            write_one(connection, &job.write)
+        } else {
+            apply(connection, &job.write)
+        };
+        if let Err(error) = &outcome {
+            if connection.is_autocommit() {
+                // SQLite rolled the whole transaction back: nothing of the batch is written.
+                return Err(Failed::All(copy_error(error)));
+            }
+            if !careful {
+                rollback(connection);
+                return Err(Failed::One);
+            }
         }
         outcomes.push(outcome);
     }
-    if let Err(error) = connection.execute_batch("COMMIT") {
-        let error = classify(error);
-        if !connection.is_autocommit() {
-            let _ = connection.execute_batch("ROLLBACK");
-        }
-        return failed_all(error);
+    if let Err(error) = run_cached(connection, "COMMIT") {
+        rollback(connection);
+        return Err(Failed::All(classify(error)));
     }
-    outcomes
+    Ok(outcomes)
+}
+
+fn rollback(connection: &Connection) {
+    if !connection.is_autocommit() {
+        // A failed rollback leaves the connection in autocommit mode anyway; nothing to add.
+        let _ = connection.execute_batch("ROLLBACK");
+    }
+}
+
+/// The same error for every write of a batch that failed as a whole.
+fn failed_all(batch: &[Job], error: &StoreError) -> Vec<Result<WriteOutcome, StoreError>> {
+    batch.iter().map(|_| Err(copy_error(error))).collect()
+}
+
+/// A copy of `error` that keeps whether it is worth retrying.
+fn copy_error(error: &StoreError) -> StoreError {
+    match error {
+        StoreError::Busy(message) => StoreError::Busy(message.clone()),
+        other => StoreError::Backend(other.to_string().into()),
+    }
+}
+
+/// Runs a statement without parameters or rows, prepared once per connection.
+fn run_cached(connection: &Connection, sql: &str) -> rusqlite::Result<()> {
+    connection.prepare_cached(sql)?.execute([]).map(drop)
 }
 
 /// One write inside its own savepoint: undone alone unless it is written whole.
 fn write_one(connection: &Connection, write: &OwnedWrite) -> Result<WriteOutcome, StoreError> {
-    connection
-        .execute_batch("SAVEPOINT a2a_write")
-        .map_err(classify)?;
+    run_cached(connection, "SAVEPOINT a2a_write").map_err(classify)?;
     let outcome = apply(connection, write);
     let keep = matches!(outcome, Ok(WriteOutcome::Written));
     let undo = if keep {
-        connection.execute_batch("RELEASE a2a_write")
+        run_cached(connection, "RELEASE a2a_write")
     } else {
-        connection.execute_batch("ROLLBACK TO a2a_write; RELEASE a2a_write")
+        run_cached(connection, "ROLLBACK TO a2a_write")
+            .and_then(|()| run_cached(connection, "RELEASE a2a_write"))
     };
     match (outcome, undo) {
         (Err(error), _) => Err(error),
@@ -311,11 +352,13 @@ fn write_one(connection: &Connection, write: &OwnedWrite) -> Result<WriteOutcome
 /// The statements of one write: the key, the head over the expected revision, the new
 /// messages, the push config, the event and its outbox rows.
 fn apply(connection: &Connection, write: &OwnedWrite) -> Result<WriteOutcome, StoreError> {
-    if let Some(claim) = &write.claim
-        && let Some(held) = claim_key(connection, claim)?
-    {
-        return Ok(WriteOutcome::KeyHeld(held));
-    }
+    let token = match &write.claim {
+        Some(claim) => match claim_key(connection, claim)? {
+            Claimed::Ours(token) => Some((claim, token)),
+            Claimed::Held(held) => return Ok(WriteOutcome::KeyHeld(held)),
+        },
+        None => None,
+    };
     let now = now_millis();
     let written = match write.expected {
         None => connection
@@ -370,6 +413,23 @@ fn apply(connection: &Connection, write: &OwnedWrite) -> Result<WriteOutcome, St
     }
     .map_err(classify)?;
     if written == 0 {
+        if let Some((claim, token)) = token {
+            // Undone here rather than by a savepoint: the row this write just took.
+            connection
+                .prepare_cached(
+                    "DELETE FROM a2a_idempotency_keys \
+                     WHERE tenant = ?1 AND caller = ?2 AND idempotency_key = ?3 AND claim_token = ?4",
+                )
+                .and_then(|mut statement| {
+                    statement.execute(params![
+                        claim.scope.tenant,
+                        caller_column(&claim.scope),
+                        claim.key,
+                        token
+                    ])
+                })
+                .map_err(classify)?;
+        }
         return Ok(WriteOutcome::Stale);
     }
     if !write.messages.is_empty() {
@@ -437,12 +497,17 @@ fn apply(connection: &Connection, write: &OwnedWrite) -> Result<WriteOutcome, St
     Ok(WriteOutcome::Written)
 }
 
+/// What taking a key found.
+enum Claimed {
+    /// This write took it; its row carries this token.
+    Ours(String),
+    /// Another send holds it.
+    Held(crate::store::ClaimOutcome),
+}
+
 /// Takes the key, or says who holds it. The row carries a token only this claim knows, so
 /// the row returned is this claim's exactly when the token is.
-fn claim_key(
-    connection: &Connection,
-    claim: &KeyClaim,
-) -> Result<Option<crate::store::ClaimOutcome>, StoreError> {
+fn claim_key(connection: &Connection, claim: &KeyClaim) -> Result<Claimed, StoreError> {
     let token = uuid::Uuid::new_v4().to_string();
     let holder = connection
         .prepare_cached(
@@ -477,8 +542,10 @@ fn claim_key(
         })
         .map_err(classify)?;
     match holder {
-        Some((_, _, holder_token)) if holder_token == token => Ok(None),
-        Some((message_id, task_id, _)) => Ok(Some(holder_outcome(claim, &message_id, task_id))),
+        Some((_, _, holder_token)) if holder_token == token => Ok(Claimed::Ours(token)),
+        Some((message_id, task_id, _)) => {
+            Ok(Claimed::Held(holder_outcome(claim, &message_id, task_id)))
+        }
         None => Err(StoreError::Backend(
             format!(
                 "claiming an idempotency key for task {} returned no row",
@@ -530,7 +597,10 @@ mod tests {
             .as_ref()
             .expect("a file database has a group writer");
         let turn = store.core.writer.clone().unwrap();
+        let dup = task("dup");
+        store.write(&TaskWrite::create("", &dup)).await.unwrap();
         let before = group.commits.load(std::sync::atomic::Ordering::Relaxed);
+        let queued_before = group.queued();
 
         let held = turn.lock().await;
         let mut writes = Vec::new();
@@ -551,8 +621,17 @@ mod tests {
             let store = store.clone();
             tokio::spawn(async move { store.write(&TaskWrite::update("", &stale_task, 7)).await })
         };
+        let stale_create = {
+            let store = store.clone();
+            tokio::spawn(async move {
+                let claim = claim("k-dup", "m-dup", "dup");
+                store
+                    .write(&TaskWrite::create("", &task("dup")).with_claim(Some(&claim)))
+                    .await
+            })
+        };
         // Everything queued behind the held turn before it is let go.
-        while store.core.group.as_ref().unwrap().queued() < 41 {
+        while store.core.group.as_ref().unwrap().queued() < queued_before + 42 {
             tokio::task::yield_now().await;
         }
         drop(held);
@@ -567,12 +646,22 @@ mod tests {
             }
         }
         assert_eq!(stale.await.unwrap().unwrap(), WriteOutcome::Stale);
+        assert_eq!(stale_create.await.unwrap().unwrap(), WriteOutcome::Stale);
         assert_eq!((written, held_keys), (20, 20));
         let commits = group.commits.load(std::sync::atomic::Ordering::Relaxed) - before;
-        println!("41 writes in {commits} commits");
+        println!("42 writes in {commits} commits");
         assert_eq!(
             commits, 1,
-            "41 writes queued behind the turn share one commit"
+            "42 writes queued behind the turn share one commit"
+        );
+        // The stale create gave its key back: another message takes it now.
+        let again = claim("k-dup", "m-again", "after-dup");
+        assert_eq!(
+            store
+                .write(&TaskWrite::create("", &task("after-dup")).with_claim(Some(&again)))
+                .await
+                .unwrap(),
+            WriteOutcome::Written
         );
 
         let mut stored = 0;
@@ -588,5 +677,93 @@ mod tests {
         }
         assert_eq!(stored, 20, "exactly the written tasks are stored");
         assert!(store.get("", &"never".into()).await.unwrap().is_none());
+    }
+
+    /// A write that fails outright (here a history message already stored) fails alone: the
+    /// batch runs again with a savepoint per write and the others are written. A write whose
+    /// task is stale gives back the key it took in the same batch.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_failing_write_fails_alone_and_a_stale_one_frees_its_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite://{}", dir.path().join("tasks.db").display());
+        let store = Arc::new(SqliteTaskStore::open(&url).await.unwrap());
+        let existing = task("existing");
+        assert_eq!(
+            store
+                .write(&TaskWrite::create("", &existing))
+                .await
+                .unwrap(),
+            WriteOutcome::Written
+        );
+        let turn = store.core.writer.clone().unwrap();
+        let group = store.core.group.as_ref().unwrap();
+        let queued_before = group.queued();
+
+        let held = turn.lock().await;
+        let broken = {
+            let store = store.clone();
+            tokio::spawn(async move {
+                // Revision 1 is current, but "one new message" is the one stored already.
+                let mut again = Task::clone(&task("existing"));
+                again.status = TaskStatus::new(TaskState::Working);
+                let again = Arc::new(again);
+                store
+                    .write(&TaskWrite::update("", &again, 1).with_new_messages(1))
+                    .await
+            })
+        };
+        let stale = {
+            let store = store.clone();
+            tokio::spawn(async move {
+                let claim = claim("k-stale", "m-stale", "existing");
+                store
+                    .write(&TaskWrite::create("", &task("existing")).with_claim(Some(&claim)))
+                    .await
+            })
+        };
+        let mut good = Vec::new();
+        for i in 0..5 {
+            let store = store.clone();
+            good.push(tokio::spawn(async move {
+                let claim = claim(&format!("g{i}"), &format!("gm{i}"), &format!("g{i}"));
+                store
+                    .write(&TaskWrite::create("", &task(&format!("g{i}"))).with_claim(Some(&claim)))
+                    .await
+            }));
+        }
+        while store.core.group.as_ref().unwrap().queued() < queued_before + 7 {
+            tokio::task::yield_now().await;
+        }
+        drop(held);
+
+        assert!(broken.await.unwrap().is_err(), "the broken write fails");
+        assert_eq!(stale.await.unwrap().unwrap(), WriteOutcome::Stale);
+        for write in good {
+            assert_eq!(write.await.unwrap().unwrap(), WriteOutcome::Written);
+        }
+        for i in 0..5 {
+            assert!(
+                store
+                    .get("", &format!("g{i}").into())
+                    .await
+                    .unwrap()
+                    .is_some()
+            );
+        }
+        let stored = store.load("", &"existing".into()).await.unwrap().unwrap();
+        assert_eq!(
+            (stored.revision, stored.task.status.state),
+            (1, TaskState::Submitted),
+            "nothing of the broken write stayed"
+        );
+        // The stale create's key is free again: a new claim of it wins.
+        let again = claim("k-stale", "m-other", "fresh");
+        assert_eq!(
+            store
+                .write(&TaskWrite::create("", &task("fresh")).with_claim(Some(&again)))
+                .await
+                .unwrap(),
+            WriteOutcome::Written
+        );
     }
 }
