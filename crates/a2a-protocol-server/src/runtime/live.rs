@@ -131,7 +131,7 @@ pub(crate) struct LiveTask {
     pub(crate) task_id: TaskId,
     /// The authenticated caller that created the task, if one did.
     pub(crate) caller: Option<Arc<str>>,
-    pub(crate) state: AsyncMutex<LiveState>,
+    pub(crate) state: Arc<AsyncMutex<LiveState>>,
     pub(crate) cancel: CancellationToken,
     /// Set by the first cancel of the turn, so a cancel requested again while one is under
     /// way (another process asking twice, say) is not run twice.
@@ -187,13 +187,13 @@ fn new_live(tenant: &str, task: &Arc<Task>, revision: u64, caller: Option<&str>)
         tenant: tenant.to_owned(),
         task_id: task.id.clone(),
         caller: caller.map(Arc::from),
-        state: AsyncMutex::new(LiveState {
+        state: Arc::new(AsyncMutex::new(LiveState {
             task: Arc::clone(task),
             revision,
             events: Some(events),
             spare: None,
             history_lent: false,
-        }),
+        })),
         cancel: CancellationToken::new(),
         canceling: std::sync::atomic::AtomicBool::new(false),
         abandoned: std::sync::atomic::AtomicBool::new(false),

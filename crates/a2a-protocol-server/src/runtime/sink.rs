@@ -12,7 +12,8 @@ use a2a_protocol_types::budget::BUDGET_METADATA_KEY;
 
 use super::budget::BudgetState;
 use super::lifecycle;
-use super::live::LiveTask;
+use super::live::{LiveState, LiveTask};
+use tokio::sync::OwnedMutexGuard;
 use crate::store::{StoredTask, TaskStore, TaskWrite, WriteOutcome};
 
 /// How many times an event is applied again over a newer version of the task before the
@@ -22,9 +23,13 @@ const WRITE_ATTEMPTS: usize = 5;
 
 /// Where an executor publishes a task's status changes, artifacts and direct replies.
 ///
-/// Each call returns once the event is stored and broadcast, or with an error when the event
-/// breaks the task's lifecycle (say, an update after the task finished) or the store failed.
-/// Cheap to clone.
+/// A call that settles the task (completes, fails, rejects, cancels it, or asks for input)
+/// returns once that event and every one before it are stored and broadcast. Other events
+/// are accepted at once and stored right after, together with any that follow before the
+/// store is free, so a fast turn costs one write rather than one per event; streams see an
+/// event only once it is stored. A call returns an error when its event breaks the task's
+/// lifecycle (say, an update after the task finished), when the store failed, or when events
+/// accepted earlier could not be stored. Cheap to clone.
 ///
 /// ```
 /// use a2a_protocol_server::{AgentExecutor, EventSink, RequestContext};
@@ -62,6 +67,31 @@ pub struct EventSink {
     /// This process, recorded as the turn's owner while the task is unsettled, when the store
     /// keeps turn owners.
     owner: Option<Arc<str>>,
+    /// Events accepted but not yet written, shared by the sink's clones.
+    deferred: Arc<std::sync::Mutex<Deferred>>,
+}
+
+/// What a sink's calls leave for the deferred writer.
+#[derive(Default)]
+struct Deferred {
+    batch: Option<Batch>,
+    /// A deferred writer is spawned and has not yet looked at the slot.
+    writer_started: bool,
+    /// Why events accepted earlier were not recorded: the next call returns it.
+    dropped: Option<A2aError>,
+}
+
+/// Accepted events and the draft they made, holding the task's lock until they are written.
+struct Batch {
+    state: OwnedMutexGuard<LiveState>,
+    draft: Arc<Task>,
+    events: Vec<StreamResponse>,
+    /// History messages the events added to the draft.
+    messages: usize,
+}
+
+fn lock_slot(slot: &std::sync::Mutex<Deferred>) -> std::sync::MutexGuard<'_, Deferred> {
+    slot.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 impl std::fmt::Debug for EventSink {
@@ -85,6 +115,7 @@ impl EventSink {
             context_id,
             budget: None,
             owner,
+            deferred: Arc::default(),
         }
     }
 
@@ -249,90 +280,229 @@ impl EventSink {
         self.live.snapshot().await
     }
 
-    /// Applies `change` to the task, writes it over the revision this turn holds, and then
-    /// broadcasts its event. When another process wrote first, the change is applied again
-    /// to what it wrote, unless the task finished or its turn passed to another process: then
-    /// the turn has lost the task, its agent is stopped, and the event is refused.
+    /// Applies `change` to the task and records its event. An event that settles the task
+    /// (or fails to) is written, with every event accepted before it, before this returns,
+    /// and then broadcast. Any other event is accepted at once and written soon after, by a
+    /// task of its own, or together with the next event if that comes first: a fast turn's
+    /// events share one write. Broadcasts follow the write, so no stream sees an event that
+    /// is not stored; an error writing deferred events is returned by the next call.
     async fn publish(
         &self,
         change: impl Fn(&mut Task) -> Result<StreamResponse, A2aError>,
     ) -> Result<(), A2aError> {
-        let mut state = self.live.state.lock().await;
-        for _ in 0..WRITE_ATTEMPTS {
-            let mut draft = state.draft();
-            // A draft is never shared, so this borrows it without copying.
-            let task = Arc::make_mut(&mut draft);
-            let messages_before = task.history.len();
-            let mut event = match change(task) {
-                Ok(event) => event,
+        let mut batch = self.open_batch().await?;
+        let task = Arc::make_mut(&mut batch.draft);
+        let messages_before = task.history.len();
+        let mut event = match change(task) {
+            Ok(event) => event,
+            Err(error) => {
+                // A refused change leaves the task as it was; what was accepted stays.
+                self.put_back(batch);
+                return Err(error);
+            }
+        };
+        task.generation += 1;
+        stamp_generation(&mut event, task.generation);
+        self.annotate_budget(task, &mut event);
+        batch.messages += task.history.len().saturating_sub(messages_before);
+        let settles = task.status.state.is_settled();
+        batch.events.push(event);
+        if settles {
+            return self.flush(batch, false).await;
+        }
+        self.defer(batch);
+        Ok(())
+    }
+
+    /// The events accepted but not yet written, with the task's lock they hold: taken from
+    /// the deferred slot when the writer has not started on them, else a fresh batch once
+    /// the lock is free (after the writer, if it holds it).
+    async fn open_batch(&self) -> Result<Batch, A2aError> {
+        {
+            let mut slot = lock_slot(&self.deferred);
+            if let Some(error) = slot.dropped.take() {
+                return Err(error);
+            }
+            if let Some(batch) = slot.batch.take() {
+                return Ok(batch);
+            }
+        }
+        let mut state = Arc::clone(&self.live.state).lock_owned().await;
+        // A deferred write that failed while this waited is recorded before its lock goes.
+        if let Some(error) = lock_slot(&self.deferred).dropped.take() {
+            return Err(error);
+        }
+        let draft = state.draft();
+        Ok(Batch {
+            state,
+            draft,
+            events: Vec::new(),
+            messages: 0,
+        })
+    }
+
+    /// Puts `batch` back after a refused change: deferred when it holds accepted events,
+    /// else its lock is let go.
+    fn put_back(&self, batch: Batch) {
+        if batch.events.is_empty() {
+            let Batch {
+                mut state, draft, ..
+            } = batch;
+            state.discard(draft);
+        } else {
+            self.defer(batch);
+        }
+    }
+
+    /// Leaves `batch` for the next call or the deferred writer, starting that writer unless
+    /// one is on its way.
+    fn defer(&self, batch: Batch) {
+        let mut slot = lock_slot(&self.deferred);
+        slot.batch = Some(batch);
+        if !slot.writer_started {
+            slot.writer_started = true;
+            let sink = self.clone();
+            tokio::spawn(async move { sink.write_deferred().await });
+        }
+    }
+
+    /// The deferred writer: writes what is left in the slot, if a call did not take it.
+    async fn write_deferred(&self) {
+        let batch = {
+            let mut slot = lock_slot(&self.deferred);
+            slot.writer_started = false;
+            slot.batch.take()
+        };
+        if let Some(batch) = batch {
+            // The error, if any, is recorded for the next call inside `flush`.
+            let _ = self.flush(batch, true).await;
+        }
+    }
+
+    /// Writes `batch` over the revision this turn holds, then broadcasts its events. When
+    /// another process wrote first, the events are applied again to what it wrote, unless the
+    /// task finished or its turn passed to another process: then the turn has lost the task,
+    /// its agent is stopped, and the events are refused. For a deferred batch the error is
+    /// recorded for the next call before the task's lock is let go.
+    async fn flush(&self, batch: Batch, deferred: bool) -> Result<(), A2aError> {
+        let Batch {
+            mut state,
+            mut draft,
+            mut events,
+            mut messages,
+        } = batch;
+        let outcome = 'attempts: {
+            for _ in 0..WRITE_ATTEMPTS {
+                let owner = (!draft.status.state.is_settled())
+                    .then_some(self.owner.as_deref())
+                    .flatten();
+                let write = TaskWrite::update(&self.live.tenant, &draft, state.revision)
+                    .with_new_messages(messages)
+                    .with_events(&events)
+                    .with_owner(owner);
+                match self.store.write(&write).await {
+                    Ok(WriteOutcome::Written) => {
+                        state.revision += 1;
+                        state.commit(draft);
+                        if let Some(sender) = &state.events {
+                            for event in events {
+                                // No receivers is fine: nobody is streaming this task.
+                                let _ = sender.send(Arc::new(event));
+                            }
+                        }
+                        return Ok(());
+                    }
+                    Ok(WriteOutcome::Stale) | Ok(WriteOutcome::KeyHeld(_)) => {
+                        state.discard(draft);
+                        match self.rebase(&mut state, &events).await {
+                            Ok((rebased, replayed, added)) => {
+                                draft = rebased;
+                                events = replayed;
+                                messages = added;
+                            }
+                            Err(error) => break 'attempts Err(error),
+                        }
+                    }
+                    Err(error) => {
+                        state.discard(draft);
+                        break 'attempts Err(error.into());
+                    }
+                }
+            }
+            state.discard(draft);
+            Err(A2aError::resource_exhausted(
+                "the task kept changing under this event; it was not recorded, retry shortly",
+                crate::store::STORE_RETRY_AFTER,
+            ))
+        };
+        if deferred && let Err(error) = &outcome {
+            lock_slot(&self.deferred).dropped = Some(A2aError::new(
+                error.kind,
+                format!("events reported earlier were not recorded: {}", error.message),
+            ));
+        }
+        drop(state);
+        outcome
+    }
+
+    /// After another writer moved the task: reads it again and, unless the turn lost it,
+    /// applies `events` to it once more. The new draft, its events and how many history
+    /// messages they add.
+    async fn rebase(
+        &self,
+        state: &mut LiveState,
+        events: &[StreamResponse],
+    ) -> Result<(Arc<Task>, Vec<StreamResponse>, usize), A2aError> {
+        let stored = self
+            .store
+            .load(&self.live.tenant, &self.live.task_id)
+            .await?;
+        let Some(stored) = stored else {
+            self.live.cancel.cancel();
+            return Err(lost(&self.live.task_id, "was removed from the store"));
+        };
+        if let Some(why) = self.lost_to(&stored) {
+            let terminal = stored.task.status.state.is_terminal();
+            let status = stored.task.status.clone();
+            state.adopt(stored.task, stored.revision);
+            if terminal {
+                // Streams on this turn end with what the task became.
+                if let Some(sender) = &state.events {
+                    let _ = sender.send(Arc::new(StreamResponse::StatusUpdate(
+                        a2a_protocol_types::TaskStatusUpdateEvent {
+                            task_id: self.live.task_id.clone(),
+                            context_id: self.context_id.clone(),
+                            status,
+                            metadata: None,
+                            generation: state.task.generation,
+                        },
+                    )));
+                }
+            }
+            self.live.cancel.cancel();
+            return Err(lost(&self.live.task_id, &why));
+        }
+        state.adopt(stored.task, stored.revision);
+        let mut draft = state.draft();
+        let task = Arc::make_mut(&mut draft);
+        let messages_before = task.history.len();
+        let mut replayed = Vec::with_capacity(events.len());
+        for event in events {
+            match replay(task, event) {
+                Ok(mut again) => {
+                    task.generation += 1;
+                    stamp_generation(&mut again, task.generation);
+                    self.annotate_budget(task, &mut again);
+                    replayed.push(again);
+                }
                 Err(error) => {
                     state.discard(draft);
                     return Err(error);
                 }
-            };
-            task.generation += 1;
-            stamp_generation(&mut event, task.generation);
-            self.annotate_budget(task, &mut event);
-            let owner = (!task.status.state.is_settled())
-                .then_some(self.owner.as_deref())
-                .flatten();
-            let write = TaskWrite::update(&self.live.tenant, &draft, state.revision)
-                .with_new_messages(draft.history.len().saturating_sub(messages_before))
-                .with_event(&event)
-                .with_owner(owner);
-            match self.store.write(&write).await {
-                Ok(WriteOutcome::Written) => {
-                    state.revision += 1;
-                    state.commit(draft);
-                    if let Some(events) = &state.events {
-                        // No receivers is fine: nobody is streaming this task.
-                        let _ = events.send(Arc::new(event));
-                    }
-                    return Ok(());
-                }
-                Ok(WriteOutcome::Stale) | Ok(WriteOutcome::KeyHeld(_)) => {
-                    state.discard(draft);
-                    let stored = self
-                        .store
-                        .load(&self.live.tenant, &self.live.task_id)
-                        .await?;
-                    let Some(stored) = stored else {
-                        self.live.cancel.cancel();
-                        return Err(lost(&self.live.task_id, "was removed from the store"));
-                    };
-                    if let Some(why) = self.lost_to(&stored) {
-                        let terminal = stored.task.status.state.is_terminal();
-                        let status = stored.task.status.clone();
-                        state.adopt(stored.task, stored.revision);
-                        if terminal {
-                            // Streams on this turn end with what the task became.
-                            if let Some(events) = &state.events {
-                                let _ = events.send(Arc::new(StreamResponse::StatusUpdate(
-                                    a2a_protocol_types::TaskStatusUpdateEvent {
-                                        task_id: self.live.task_id.clone(),
-                                        context_id: self.context_id.clone(),
-                                        status,
-                                        metadata: None,
-                                        generation: state.task.generation,
-                                    },
-                                )));
-                            }
-                        }
-                        self.live.cancel.cancel();
-                        return Err(lost(&self.live.task_id, &why));
-                    }
-                    state.adopt(stored.task, stored.revision);
-                }
-                Err(error) => {
-                    state.discard(draft);
-                    return Err(error.into());
-                }
             }
         }
-        Err(A2aError::resource_exhausted(
-            "the task kept changing under this event; it was not recorded, retry shortly",
-            crate::store::STORE_RETRY_AFTER,
-        ))
+        let added = task.history.len().saturating_sub(messages_before);
+        Ok((draft, replayed, added))
     }
 
     /// Why this turn no longer has the task, if it does not: the task finished (a cancel or a
@@ -768,8 +938,16 @@ impl EventSink {
 
     /// Fails the task unless it already settled; used when a turn ends badly.
     pub(crate) async fn settle_as_failed(&self, reason: &str) {
-        let settled = self.live.is_settled().await;
-        if !settled && let Err(error) = self.fail(reason).await {
+        if self.live.is_settled().await {
+            return;
+        }
+        // A failed deferred write is reported to the first call, which then writes nothing:
+        // the second writes the failure.
+        let failed = match self.fail(reason).await {
+            Err(_) if !self.live.is_settled().await => self.fail(reason).await,
+            other => other,
+        };
+        if let Err(error) = failed {
             // Settled meanwhile by another hand (a cancel, a shutdown, a recovery): fine.
             if self.live.is_settled().await {
                 tracing::debug!(task_id = %self.live.task_id, %error, "the task settled before it could be marked failed");
@@ -791,6 +969,23 @@ fn stamp_generation(event: &mut StreamResponse, generation: u64) {
 }
 
 /// The error an agent gets for an event its turn may no longer record.
+/// The change an event records, applied again to `task` (after another writer moved it).
+fn replay(task: &mut Task, event: &StreamResponse) -> Result<StreamResponse, A2aError> {
+    match event {
+        StreamResponse::StatusUpdate(update) => lifecycle::apply_status(task, update.status.clone()),
+        StreamResponse::ArtifactUpdate(update) => lifecycle::apply_artifact(
+            task,
+            update.artifact.clone(),
+            update.append,
+            update.last_chunk,
+        ),
+        StreamResponse::Message(reply) => lifecycle::apply_reply(task, reply.clone()),
+        StreamResponse::Task(_) => Err(A2aError::internal(
+            "a whole task is not an event a turn publishes",
+        )),
+    }
+}
+
 fn lost(task_id: &TaskId, why: &str) -> A2aError {
     A2aError::new(
         a2a_protocol_types::ErrorKind::InvalidAgentResponse,

@@ -147,16 +147,18 @@ impl Shard {
             held.size = held.size.saturating_sub(replaced);
             self.task_bytes.fetch_sub(replaced, Ordering::Relaxed);
         }
-        if let (Some(event), Some(held)) = (write.event, self.tasks.get(&write.task.id)) {
-            // In the same step as the event: a notification is never missed nor early.
+        if let Some(held) = self.tasks.get(&write.task.id) {
+            // In the same step as the events: a notification is never missed nor early.
             // Its tenant is the one the task is kept under, as in the SQL stores.
             let tenant = if self.config.tenant_aware {
                 write.tenant
             } else {
                 ""
             };
-            self.outbox
-                .enqueue(tenant, &held.push, write.task.generation, event);
+            for (i, event) in write.events.iter().enumerate() {
+                self.outbox
+                    .enqueue(tenant, &held.push, write.event_generation(i), event);
+            }
         }
         Ok(WriteOutcome::Written)
     }

@@ -117,9 +117,11 @@ pub struct TaskWrite<'a> {
     /// How many messages at the end of `task.history` this change adds. A store that keeps
     /// history apart appends only these.
     pub new_messages: usize,
-    /// The event the change produced, kept for followers in other processes. Its generation
-    /// is `task.generation`.
-    pub event: Option<&'a StreamResponse>,
+    /// The events the change produced, in order, kept for followers in other processes and
+    /// for push notifications. The last one's generation is `task.generation`, and each
+    /// before it is one less ([`TaskWrite::event_generation`]): a turn's fast events may be
+    /// written together.
+    pub events: &'a [StreamResponse],
     /// The process that runs the task's turn after this write; `None` once it settled.
     pub owner: Option<&'a str>,
     /// An idempotency key to take in the same step: the write happens only if it is free.
@@ -154,7 +156,7 @@ impl<'a> TaskWrite<'a> {
             task,
             expected: None,
             new_messages: task.history.len(),
-            event: None,
+            events: &[],
             owner: None,
             claim: None,
             recoveries: None,
@@ -200,7 +202,7 @@ impl<'a> TaskWrite<'a> {
         self
     }
 
-    /// Sets [`TaskWrite::event`].
+    /// Sets [`TaskWrite::events`] to one event.
     ///
     /// ```
     /// use std::sync::Arc;
@@ -210,11 +212,38 @@ impl<'a> TaskWrite<'a> {
     ///
     /// let task = Arc::new(Task::new("t-1", "c-1", TaskStatus::new(TaskState::Working)));
     /// let event = StreamResponse::Task(Task::clone(&task));
-    /// assert!(TaskWrite::update("", &task, 1).with_event(&event).event.is_some());
+    /// assert_eq!(TaskWrite::update("", &task, 1).with_event(&event).events.len(), 1);
     /// ```
     pub fn with_event(mut self, event: &'a StreamResponse) -> Self {
-        self.event = Some(event);
+        self.events = std::slice::from_ref(event);
         self
+    }
+
+    /// Sets [`TaskWrite::events`]: several events of one change, oldest first.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    ///
+    /// use a2a_protocol_server::store::TaskWrite;
+    /// use a2a_protocol_types::{StreamResponse, Task, TaskState, TaskStatus};
+    ///
+    /// let mut task = Task::new("t-1", "c-1", TaskStatus::new(TaskState::Working));
+    /// task.generation = 3;
+    /// let task = Arc::new(task);
+    /// let events = [StreamResponse::Task(Task::clone(&task)), StreamResponse::Task(Task::clone(&task))];
+    /// let write = TaskWrite::update("", &task, 1).with_events(&events);
+    /// assert_eq!((write.event_generation(0), write.event_generation(1)), (2, 3));
+    /// ```
+    pub fn with_events(mut self, events: &'a [StreamResponse]) -> Self {
+        self.events = events;
+        self
+    }
+
+    /// The generation of `events[index]`: the last event's is the task's, each earlier one
+    /// is one less.
+    pub fn event_generation(&self, index: usize) -> u64 {
+        let after = self.events.len().saturating_sub(index + 1);
+        self.task.generation.saturating_sub(u64::try_from(after).unwrap_or(u64::MAX))
     }
 
     /// Sets [`TaskWrite::owner`].

@@ -272,7 +272,15 @@ macro_rules! sql_core {
                 let tenant = self.task_tenant(write.tenant);
                 let task = &**write.task;
                 let head = encode_head(task)?;
-                let event = write.event.map(encode_event).transpose()?;
+                let events = write
+                    .events
+                    .iter()
+                    .enumerate()
+                    .map(|(i, event)| {
+                        let generation = i64::try_from(write.event_generation(i)).unwrap_or(i64::MAX);
+                        Ok((generation, encode_event(event)?))
+                    })
+                    .collect::<Result<Vec<(i64, String)>, StoreError>>()?;
                 let _turn = self.write_turn().await?;
                 let mut tx = self.pool.begin().await.map_err($classify)?;
                 if let Some(claim) = write.claim {
@@ -339,7 +347,7 @@ macro_rules! sql_core {
                     .await
                     .map_err($classify)?;
                 }
-                if let Some(event) = event {
+                for (event_generation, event) in &events {
                     sqlx::query(
                         "INSERT INTO a2a_task_events (tenant, task_id, generation, body, created_millis) \
                          VALUES ($1, $2, $3, $4, $5) \
@@ -347,7 +355,7 @@ macro_rules! sql_core {
                     )
                     .bind(tenant)
                     .bind(task.id.as_str())
-                    .bind(generation)
+                    .bind(event_generation)
                     .bind(event.as_str())
                     .bind(now_millis())
                     .execute(&mut *tx)
@@ -364,22 +372,22 @@ macro_rules! sql_core {
                     )
                     .bind(tenant)
                     .bind(task.id.as_str())
-                    .bind(generation)
+                    .bind(event_generation)
                     .bind(event.as_str())
                     .bind(now_millis())
                     .execute(&mut *tx)
                     .await
                     .map_err($classify)?;
-                    if $pushes {
-                        let payload = crate::store::sql::coordinate::encode_notice(
-                            'g',
-                            task.generation,
-                            tenant,
-                            &task.id,
-                        );
-                        if let Some(payload) = payload {
-                            $announce(&mut tx, &payload).await.map_err($classify)?;
-                        }
+                }
+                if $pushes && !events.is_empty() {
+                    let payload = crate::store::sql::coordinate::encode_notice(
+                        'g',
+                        task.generation,
+                        tenant,
+                        &task.id,
+                    );
+                    if let Some(payload) = payload {
+                        $announce(&mut tx, &payload).await.map_err($classify)?;
                     }
                 }
                 tx.commit().await.map_err($classify)?;

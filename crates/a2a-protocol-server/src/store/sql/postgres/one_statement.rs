@@ -62,14 +62,16 @@ WITH head AS (
     WHERE EXISTS (SELECT 1 FROM head)
 ), event AS (
     INSERT INTO a2a_task_events (tenant, task_id, generation, body, created_millis)
-    SELECT $1, $2, $9, $15, $6 WHERE $15::text IS NOT NULL AND EXISTS (SELECT 1 FROM head)
+    SELECT $1, $2, e.generation, e.body, $6
+    FROM unnest($20::bigint[], $15::text[]) AS e(generation, body)
+    WHERE EXISTS (SELECT 1 FROM head)
     ON CONFLICT (tenant, task_id, generation) DO NOTHING
 ), outbox AS (
     INSERT INTO a2a_push_outbox
         (tenant, task_id, config_id, generation, body, due_millis, created_millis)
-    SELECT $1, $2, c.id, $9, $15, $6, $6 FROM a2a_push_configs c
-    WHERE c.tenant = $1 AND c.task_id = $2 AND $15::text IS NOT NULL
-      AND EXISTS (SELECT 1 FROM head)
+    SELECT $1, $2, c.id, e.generation, e.body, $6, $6
+    FROM a2a_push_configs c, unnest($20::bigint[], $15::text[]) AS e(generation, body)
+    WHERE c.tenant = $1 AND c.task_id = $2 AND EXISTS (SELECT 1 FROM head)
     ON CONFLICT (tenant, task_id, config_id, generation) DO NOTHING
 ), push AS (
     INSERT INTO a2a_push_configs (tenant, task_id, id, body, created_millis)
@@ -161,19 +163,27 @@ pub(super) async fn write(
             (None, _, _) => WriteOutcome::Stale,
         }));
     };
-    let event = write.event.map(encode_event).transpose()?;
-    let notice = event
-        .as_ref()
-        .and_then(|_| encode_notice('g', task.generation, tenant, &task.id));
+    let events = write
+        .events
+        .iter()
+        .map(encode_event)
+        .collect::<Result<Vec<String>, StoreError>>()?;
+    let event_generations: Vec<i64> = (0..write.events.len())
+        .map(|i| i64::try_from(write.event_generation(i)).unwrap_or(i64::MAX))
+        .collect();
+    let notice = (!events.is_empty())
+        .then(|| encode_notice('g', task.generation, tenant, &task.id))
+        .flatten();
     let row = head
         .bind(i64::try_from(expected).unwrap_or(i64::MAX))
         .bind(seqs)
         .bind(bodies)
-        .bind(event)
+        .bind(events)
         .bind(CHANNEL)
         .bind(notice)
         .bind(push_id)
         .bind(push_body.as_deref())
+        .bind(event_generations)
         .fetch_one(&core.pool)
         .await
         .map_err(classify)?;

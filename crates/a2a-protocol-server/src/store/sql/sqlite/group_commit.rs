@@ -77,7 +77,8 @@ struct OwnedWrite {
     messages: Vec<(i64, String)>,
     /// (id, body) of a push config saved with the task.
     push_config: Option<(String, String)>,
-    event: Option<String>,
+    /// (generation, body) of each event, oldest first.
+    events: Vec<(i64, String)>,
     claim: Option<KeyClaim>,
 }
 
@@ -110,7 +111,15 @@ impl OwnedWrite {
                 .push_config
                 .map(|c| Ok::<_, StoreError>((c.id.to_string(), encode_push_config(c)?)))
                 .transpose()?,
-            event: write.event.map(encode_event).transpose()?,
+            events: write
+                .events
+                .iter()
+                .enumerate()
+                .map(|(i, event)| {
+                    let generation = i64::try_from(write.event_generation(i)).unwrap_or(i64::MAX);
+                    Ok((generation, encode_event(event)?))
+                })
+                .collect::<Result<Vec<_>, StoreError>>()?,
             claim: write.claim.cloned(),
         })
     }
@@ -456,7 +465,7 @@ fn apply(connection: &Connection, write: &OwnedWrite) -> Result<WriteOutcome, St
             })
             .map_err(classify)?;
     }
-    if let Some(event) = &write.event {
+    for (generation, event) in &write.events {
         connection
             .prepare_cached(
                 "INSERT INTO a2a_task_events (tenant, task_id, generation, body, created_millis) \
@@ -464,13 +473,7 @@ fn apply(connection: &Connection, write: &OwnedWrite) -> Result<WriteOutcome, St
                  ON CONFLICT (tenant, task_id, generation) DO NOTHING",
             )
             .and_then(|mut statement| {
-                statement.execute(params![
-                    write.tenant,
-                    write.task_id,
-                    write.generation,
-                    event,
-                    now
-                ])
+                statement.execute(params![write.tenant, write.task_id, generation, event, now])
             })
             .map_err(classify)?;
         // The outbox: a notification per push config of the task, in the same transaction,
@@ -484,13 +487,7 @@ fn apply(connection: &Connection, write: &OwnedWrite) -> Result<WriteOutcome, St
                  ON CONFLICT (tenant, task_id, config_id, generation) DO NOTHING",
             )
             .and_then(|mut statement| {
-                statement.execute(params![
-                    write.tenant,
-                    write.task_id,
-                    write.generation,
-                    event,
-                    now
-                ])
+                statement.execute(params![write.tenant, write.task_id, generation, event, now])
             })
             .map_err(classify)?;
     }
