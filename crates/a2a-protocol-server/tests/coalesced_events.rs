@@ -8,8 +8,8 @@ use std::sync::{Arc, Mutex};
 
 use a2a_protocol_server::agents::EchoAgent;
 use a2a_protocol_server::store::{
-    ClaimOutcome, InMemoryTaskStore, KeyClaim, Loaded, StoreError, StoredTask, TaskPage,
-    TaskQuery, TaskStore, TaskWrite, WriteOutcome,
+    ClaimOutcome, InMemoryTaskStore, KeyClaim, Loaded, StoreError, StoredTask, TaskPage, TaskQuery,
+    TaskStore, TaskWrite, WriteOutcome,
 };
 use a2a_protocol_server::{AgentExecutor, CallContext, EventSink, RequestContext, RequestHandler};
 use a2a_protocol_types::{
@@ -155,12 +155,10 @@ async fn an_event_followed_by_nothing_is_stored_without_waiting_for_the_next() {
         .with_store(store.clone())
         .build();
     let mut request = SendMessageRequest::new(Message::user_text("hi"));
-    request.configuration = Some(
-        a2a_protocol_types::SendMessageConfiguration {
-            return_immediately: true,
-            ..Default::default()
-        },
-    );
+    request.configuration = Some(a2a_protocol_types::SendMessageConfiguration {
+        return_immediately: true,
+        ..Default::default()
+    });
     let task = task_of(
         handler
             .send_message(request, &CallContext::default())
@@ -201,12 +199,10 @@ async fn a_deferred_write_that_fails_is_reported_to_the_next_call() {
         .with_store(store.clone())
         .build();
     let mut request = SendMessageRequest::new(Message::user_text("hi"));
-    request.configuration = Some(
-        a2a_protocol_types::SendMessageConfiguration {
-            return_immediately: true,
-            ..Default::default()
-        },
-    );
+    request.configuration = Some(a2a_protocol_types::SendMessageConfiguration {
+        return_immediately: true,
+        ..Default::default()
+    });
     let task = task_of(
         handler
             .send_message(request, &CallContext::default())
@@ -220,7 +216,14 @@ async fn a_deferred_write_that_fails_is_reported_to_the_next_call() {
     go.notify_one();
     for _ in 0..1000 {
         if outcome.lock().unwrap().is_some()
-            && store.get("", &task.id).await.unwrap().unwrap().status.state.is_terminal()
+            && store
+                .get("", &task.id)
+                .await
+                .unwrap()
+                .unwrap()
+                .status
+                .state
+                .is_terminal()
         {
             break;
         }
@@ -236,5 +239,8 @@ async fn a_deferred_write_that_fails_is_reported_to_the_next_call() {
     // The turn ended with the error, and the task is failed in the store, not left working.
     let stored = store.get("", &task.id).await.unwrap().unwrap();
     assert_eq!(stored.status.state, TaskState::Failed);
-    assert!(stored.artifacts.is_empty(), "the refused artifact was not applied");
+    assert!(
+        stored.artifacts.is_empty(),
+        "the refused artifact was not applied"
+    );
 }

@@ -14,8 +14,8 @@
 //!
 //! `A2A_BENCH_ONLY=follow-ups` measures the follow-ups alone, `A2A_BENCH_ONLY=push` push alone.
 //!
-//! `A2A_BENCH_BASELINE` names an earlier build of `a2a`: its keyed JSON-RPC sends on SQLite and
-//! PostgreSQL are measured in the same rounds, as the "before" of a change.
+//! `A2A_BENCH_BASELINE` names an earlier build of `a2a`: its keyed JSON-RPC sends on each store
+//! are measured in the same rounds, as the "before" of a change.
 //!
 //! `cargo bench -p a2a-cli --bench load` writes `benches/results/load.md` and `load.svg`.
 //! Settings: `A2A_BENCH_ROUNDS` (5), `A2A_BENCH_SECONDS` (3), `A2A_BENCH_POSTGRES_URL`
@@ -166,6 +166,7 @@ fn main() {
         Kind::Ours("sqlite"),
         Kind::Python,
         Kind::Ours("postgres"),
+        Kind::Baseline("memory"),
         Kind::Baseline("sqlite"),
         Kind::Baseline("postgres"),
     ]

@@ -262,8 +262,31 @@ fn targets(samples: &[Sample], memory: &MemoryRuns, follow_ups: &[FollowUpCost])
 }
 
 /// Keyed sends on the durable stores at concurrency 16, against fixed floors measured on this
-/// two-core machine (issue: durable stores at speed).
+/// two-core machine; and, when a baseline build ran, the in-memory store against it.
 fn durable_targets(samples: &[Sample]) -> Vec<Target> {
+    let memory_kept = samples
+        .iter()
+        .any(|s| s.kind == Kind::Baseline("memory"))
+        .then(|| {
+            let share = paired_ratio(
+                samples,
+                (&Kind::Ours("memory"), true),
+                (&Kind::Baseline("memory"), true),
+            );
+            Target {
+                what: "keyed SendMessage in memory vs the baseline build (JSON-RPC, c16)".into(),
+                goal: "≥ 95 % (no drop beyond this machine's noise)".into(),
+                measured: format!("{:.0} %", 100.0 * share),
+                met: share >= 0.95,
+            }
+        });
+    memory_kept
+        .into_iter()
+        .chain(durable_floors(samples))
+        .collect()
+}
+
+fn durable_floors(samples: &[Sample]) -> Vec<Target> {
     [("sqlite", 3_000.0), ("postgres", 5_000.0)]
         .into_iter()
         .filter_map(|(store, floor)| {
@@ -293,7 +316,7 @@ fn durable_section(md: &mut String, samples: &[Sample]) {
         Kind::Ours("postgres"),
     ];
     kinds.extend(
-        ["sqlite", "postgres"]
+        ["memory", "sqlite", "postgres"]
             .into_iter()
             .map(Kind::Baseline)
             .filter(|kind| samples.iter().any(|s| &s.kind == kind)),
@@ -374,7 +397,7 @@ fn rows() -> Vec<(Kind, Binding, bool)> {
     for binding in [Binding::JsonRpc, Binding::HttpJson] {
         rows.push((Kind::Python, binding, false));
     }
-    for store in ["sqlite", "postgres"] {
+    for store in ["memory", "sqlite", "postgres"] {
         rows.push((Kind::Baseline(store), Binding::JsonRpc, true));
     }
     rows
@@ -480,12 +503,15 @@ pub fn markdown(
     );
     if samples.iter().any(|s| matches!(s.kind, Kind::Baseline(_))) {
         md.push_str(
-            "## Before and after: keyed SendMessage on the durable stores (JSON-RPC, c = 16)\n\n\
+            "## Before and after: keyed SendMessage on each store (JSON-RPC, c = 16)\n\n\
              The baseline is the previous release's `a2a`, measured in the same rounds.\n\n\
              | store | before (req/s) | after (req/s) | after / before | CPU per send before / after (µs) |\n\
              |---|---|---|---|---|\n",
         );
-        for store in ["sqlite", "postgres"] {
+        for store in ["memory", "sqlite", "postgres"] {
+            if !samples.iter().any(|s| s.kind == Kind::Baseline(store)) {
+                continue;
+            }
             let before = rps_of(samples, &Kind::Baseline(store), Binding::JsonRpc, true, 16);
             let after = rps_of(samples, &Kind::Ours(store), Binding::JsonRpc, true, 16);
             let share = paired_ratio(

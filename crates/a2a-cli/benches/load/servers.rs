@@ -138,7 +138,13 @@ pub fn start(kind: &Kind, postgres: &str) -> Server {
             let baseline = std::env::var_os("A2A_BENCH_BASELINE")
                 .map(PathBuf::from)
                 .expect("A2A_BENCH_BASELINE names the baseline a2a binary");
-            start_a2a(&baseline, store, postgres, &[], "info")
+            start_a2a(
+                &baseline,
+                store,
+                postgres,
+                &["--max-keys-per-caller", "10000000"],
+                "info",
+            )
         }
         Kind::Floor => {
             let exe = std::env::current_exe().expect("the bench binary");

@@ -13,8 +13,8 @@ use a2a_protocol_types::budget::BUDGET_METADATA_KEY;
 use super::budget::BudgetState;
 use super::lifecycle;
 use super::live::{LiveState, LiveTask};
-use tokio::sync::OwnedMutexGuard;
 use crate::store::{StoredTask, TaskStore, TaskWrite, WriteOutcome};
+use tokio::sync::OwnedMutexGuard;
 
 /// How many times an event is applied again over a newer version of the task before the
 /// writer gives up. Writes race only with a cancel or a recovery from another process, so a
@@ -438,7 +438,10 @@ impl EventSink {
         if deferred && let Err(error) = &outcome {
             lock_slot(&self.deferred).dropped = Some(A2aError::new(
                 error.kind,
-                format!("events reported earlier were not recorded: {}", error.message),
+                format!(
+                    "events reported earlier were not recorded: {}",
+                    error.message
+                ),
             ));
         }
         drop(state);
@@ -972,7 +975,9 @@ fn stamp_generation(event: &mut StreamResponse, generation: u64) {
 /// The change an event records, applied again to `task` (after another writer moved it).
 fn replay(task: &mut Task, event: &StreamResponse) -> Result<StreamResponse, A2aError> {
     match event {
-        StreamResponse::StatusUpdate(update) => lifecycle::apply_status(task, update.status.clone()),
+        StreamResponse::StatusUpdate(update) => {
+            lifecycle::apply_status(task, update.status.clone())
+        }
         StreamResponse::ArtifactUpdate(update) => lifecycle::apply_artifact(
             task,
             update.artifact.clone(),

@@ -243,7 +243,9 @@ impl<'a> TaskWrite<'a> {
     /// is one less.
     pub fn event_generation(&self, index: usize) -> u64 {
         let after = self.events.len().saturating_sub(index + 1);
-        self.task.generation.saturating_sub(u64::try_from(after).unwrap_or(u64::MAX))
+        self.task
+            .generation
+            .saturating_sub(u64::try_from(after).unwrap_or(u64::MAX))
     }
 
     /// Sets [`TaskWrite::owner`].
