@@ -142,6 +142,24 @@ impl AgentExecutor for Stepping {
     }
 }
 
+/// Starts `agent`'s turn on `store` and returns the task at once, leaving the turn running.
+async fn start_stepping(agent: Stepping, store: &Arc<RecordingStore>) -> Task {
+    let handler = RequestHandler::builder(agent)
+        .with_store(store.clone())
+        .build();
+    let mut request = SendMessageRequest::new(Message::user_text("hi"));
+    request.configuration = Some(a2a_protocol_types::SendMessageConfiguration {
+        return_immediately: true,
+        ..Default::default()
+    });
+    task_of(
+        handler
+            .send_message(request, &CallContext::default())
+            .await
+            .unwrap(),
+    )
+}
+
 #[tokio::test(flavor = "current_thread")]
 async fn an_event_followed_by_nothing_is_stored_without_waiting_for_the_next() {
     let store = Arc::new(RecordingStore::default());
@@ -151,20 +169,7 @@ async fn an_event_followed_by_nothing_is_stored_without_waiting_for_the_next() {
         fail_store_first: None,
         outcome: Arc::default(),
     };
-    let handler = RequestHandler::builder(agent)
-        .with_store(store.clone())
-        .build();
-    let mut request = SendMessageRequest::new(Message::user_text("hi"));
-    request.configuration = Some(a2a_protocol_types::SendMessageConfiguration {
-        return_immediately: true,
-        ..Default::default()
-    });
-    let task = task_of(
-        handler
-            .send_message(request, &CallContext::default())
-            .await
-            .unwrap(),
-    );
+    let task = start_stepping(agent, &store).await;
     // The agent now waits after reporting working; that event is written all the same.
     for _ in 0..1000 {
         if store.events_per_write().len() == 2 {
@@ -195,20 +200,7 @@ async fn a_deferred_write_that_fails_is_reported_to_the_next_call() {
         fail_store_first: Some(store.clone()),
         outcome: outcome.clone(),
     };
-    let handler = RequestHandler::builder(agent)
-        .with_store(store.clone())
-        .build();
-    let mut request = SendMessageRequest::new(Message::user_text("hi"));
-    request.configuration = Some(a2a_protocol_types::SendMessageConfiguration {
-        return_immediately: true,
-        ..Default::default()
-    });
-    let task = task_of(
-        handler
-            .send_message(request, &CallContext::default())
-            .await
-            .unwrap(),
-    );
+    let task = start_stepping(agent, &store).await;
     // Let the deferred write of "working" run (and fail), then let the agent go on.
     for _ in 0..100 {
         tokio::task::yield_now().await;

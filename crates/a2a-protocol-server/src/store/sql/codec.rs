@@ -65,8 +65,23 @@ pub(crate) fn decode_message(body: &str) -> Result<Message, StoreError> {
     serde_json::from_str(body).map_err(|e| corrupt("a stored message does not parse", e))
 }
 
-pub(crate) fn encode_event(event: &StreamResponse) -> Result<String, StoreError> {
+fn encode_event(event: &StreamResponse) -> Result<String, StoreError> {
     serde_json::to_string(event).map_err(|e| corrupt("an event does not serialize", e))
+}
+
+/// Each event of `write` with its generation, encoded.
+pub(crate) fn encode_events(
+    write: &crate::store::TaskWrite<'_>,
+) -> Result<Vec<(i64, String)>, StoreError> {
+    write
+        .events
+        .iter()
+        .enumerate()
+        .map(|(i, event)| {
+            let generation = i64::try_from(write.event_generation(i)).unwrap_or(i64::MAX);
+            Ok((generation, encode_event(event)?))
+        })
+        .collect()
 }
 
 pub(crate) fn encode_push_config(

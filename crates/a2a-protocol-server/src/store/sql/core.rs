@@ -14,7 +14,7 @@ macro_rules! sql_core {
 
         use crate::store::retention::{PurgeReport, RetentionPolicy};
         use crate::store::sql::{
-            Bind, caller_column, decode_head, decode_message, encode_event, encode_head,
+            Bind, caller_column, decode_head, decode_message, encode_events, encode_head,
             encode_message, holder_outcome, millis, now_millis, status_millis,
         };
         use crate::store::{
@@ -272,15 +272,7 @@ macro_rules! sql_core {
                 let tenant = self.task_tenant(write.tenant);
                 let task = &**write.task;
                 let head = encode_head(task)?;
-                let events = write
-                    .events
-                    .iter()
-                    .enumerate()
-                    .map(|(i, event)| {
-                        let generation = i64::try_from(write.event_generation(i)).unwrap_or(i64::MAX);
-                        Ok((generation, encode_event(event)?))
-                    })
-                    .collect::<Result<Vec<(i64, String)>, StoreError>>()?;
+                let events = encode_events(write)?;
                 let _turn = self.write_turn().await?;
                 let mut tx = self.pool.begin().await.map_err($classify)?;
                 if let Some(claim) = write.claim {

@@ -18,7 +18,7 @@ pub(crate) mod sqlite;
 mod store;
 
 pub(crate) use codec::{
-    decode_event, decode_head, decode_message, encode_event, encode_head, encode_message,
+    decode_event, decode_head, decode_message, encode_events, encode_head, encode_message,
     encode_push_config,
 };
 pub(crate) use coordinate::sql_coordination;

@@ -16,7 +16,7 @@ use super::statements::{SqlCore, held_key};
 use super::{CHANNEL, classify};
 use crate::store::sql::coordinate::encode_notice;
 use crate::store::sql::{
-    caller_column, encode_event, encode_head, encode_message, encode_push_config, now_millis,
+    caller_column, encode_events, encode_head, encode_message, encode_push_config, now_millis,
     status_millis,
 };
 use crate::store::{StoreError, TaskWrite, WriteOutcome};
@@ -163,14 +163,8 @@ pub(super) async fn write(
             (None, _, _) => WriteOutcome::Stale,
         }));
     };
-    let events = write
-        .events
-        .iter()
-        .map(encode_event)
-        .collect::<Result<Vec<String>, StoreError>>()?;
-    let event_generations: Vec<i64> = (0..write.events.len())
-        .map(|i| i64::try_from(write.event_generation(i)).unwrap_or(i64::MAX))
-        .collect();
+    let (event_generations, events): (Vec<i64>, Vec<String>) =
+        encode_events(write)?.into_iter().unzip();
     let notice = (!events.is_empty())
         .then(|| encode_notice('g', task.generation, tenant, &task.id))
         .flatten();

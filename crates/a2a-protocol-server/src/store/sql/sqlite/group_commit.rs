@@ -19,7 +19,7 @@ use rusqlite::{Connection, OptionalExtension as _, params};
 use tokio::sync::oneshot;
 
 use crate::store::sql::{
-    caller_column, encode_event, encode_head, encode_message, encode_push_config, holder_outcome,
+    caller_column, encode_events, encode_head, encode_message, encode_push_config, holder_outcome,
     now_millis, status_millis,
 };
 use crate::store::{KeyClaim, StoreError, TaskWrite, WriteOutcome};
@@ -111,15 +111,7 @@ impl OwnedWrite {
                 .push_config
                 .map(|c| Ok::<_, StoreError>((c.id.to_string(), encode_push_config(c)?)))
                 .transpose()?,
-            events: write
-                .events
-                .iter()
-                .enumerate()
-                .map(|(i, event)| {
-                    let generation = i64::try_from(write.event_generation(i)).unwrap_or(i64::MAX);
-                    Ok((generation, encode_event(event)?))
-                })
-                .collect::<Result<Vec<_>, StoreError>>()?,
+            events: encode_events(write)?,
             claim: write.claim.cloned(),
         })
     }
@@ -369,58 +361,45 @@ fn apply(connection: &Connection, write: &OwnedWrite) -> Result<WriteOutcome, St
         None => None,
     };
     let now = now_millis();
-    let written = match write.expected {
-        None => connection
-            .prepare_cached(
-                "INSERT INTO a2a_tasks \
-                   (tenant, id, context_id, state, status_millis, updated_millis, terminal, \
-                    body, generation, owner, recoveries, revision, caller) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, COALESCE(?11, 0), 1, ?12) \
-                 ON CONFLICT (tenant, id) DO NOTHING",
-            )
-            .and_then(|mut statement| {
-                statement.execute(params![
-                    write.tenant,
-                    write.task_id,
-                    write.context_id,
-                    write.state,
-                    write.status_millis,
-                    now,
-                    write.terminal,
-                    write.head,
-                    write.generation,
-                    write.owner,
-                    write.recoveries,
-                    write.caller,
-                ])
-            }),
-        Some(revision) => connection
-            .prepare_cached(
-                "UPDATE a2a_tasks SET \
-                   context_id = ?3, state = ?4, status_millis = ?5, \
-                   updated_millis = CASE WHEN ?7 THEN ?6 ELSE updated_millis END, \
-                   terminal = ?7, body = ?8, generation = ?9, owner = ?10, \
-                   recoveries = COALESCE(?11, recoveries), revision = revision + 1 \
-                 WHERE tenant = ?1 AND id = ?2 AND revision = ?12 AND terminal = FALSE",
-            )
-            .and_then(|mut statement| {
-                statement.execute(params![
-                    write.tenant,
-                    write.task_id,
-                    write.context_id,
-                    write.state,
-                    write.status_millis,
-                    now,
-                    write.terminal,
-                    write.head,
-                    write.generation,
-                    write.owner,
-                    write.recoveries,
-                    revision,
-                ])
-            }),
-    }
-    .map_err(classify)?;
+    // ?12 is the caller recorded on a new task, or the revision an update expects.
+    let (sql, last): (&str, &dyn rusqlite::ToSql) = match &write.expected {
+        None => (
+            "INSERT INTO a2a_tasks \
+               (tenant, id, context_id, state, status_millis, updated_millis, terminal, \
+                body, generation, owner, recoveries, revision, caller) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, COALESCE(?11, 0), 1, ?12) \
+             ON CONFLICT (tenant, id) DO NOTHING",
+            &write.caller,
+        ),
+        Some(revision) => (
+            "UPDATE a2a_tasks SET \
+               context_id = ?3, state = ?4, status_millis = ?5, \
+               updated_millis = CASE WHEN ?7 THEN ?6 ELSE updated_millis END, \
+               terminal = ?7, body = ?8, generation = ?9, owner = ?10, \
+               recoveries = COALESCE(?11, recoveries), revision = revision + 1 \
+             WHERE tenant = ?1 AND id = ?2 AND revision = ?12 AND terminal = FALSE",
+            revision,
+        ),
+    };
+    let written = connection
+        .prepare_cached(sql)
+        .and_then(|mut statement| {
+            statement.execute(params![
+                write.tenant,
+                write.task_id,
+                write.context_id,
+                write.state,
+                write.status_millis,
+                now,
+                write.terminal,
+                write.head,
+                write.generation,
+                write.owner,
+                write.recoveries,
+                last,
+            ])
+        })
+        .map_err(classify)?;
     if written == 0 {
         if let Some((claim, token)) = token {
             // Undone here rather than by a savepoint: the row this write just took.
