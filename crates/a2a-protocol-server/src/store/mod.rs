@@ -702,7 +702,7 @@ pub trait TaskStore: Send + Sync + 'static {
     /// settles them. Only the oldest waiting notification of each task and config is due, so
     /// a webhook receives a task's events in order. A store that keeps push configs keeps
     /// this outbox too: [`TaskStore::write`] queues a notification per config of the task
-    /// in the same step that records an event ([`TaskWrite::event`]).
+    /// in the same step that records each event ([`TaskWrite::events`]).
     ///
     /// ```
     /// use std::sync::Arc;
