@@ -387,54 +387,11 @@ impl EventSink {
     async fn flush(&self, batch: Batch, deferred: bool) -> Result<(), A2aError> {
         let Batch {
             mut state,
-            mut draft,
-            mut events,
-            mut messages,
+            draft,
+            events,
+            messages,
         } = batch;
-        let outcome = 'attempts: {
-            for _ in 0..WRITE_ATTEMPTS {
-                let owner = (!draft.status.state.is_settled())
-                    .then_some(self.owner.as_deref())
-                    .flatten();
-                let write = TaskWrite::update(&self.live.tenant, &draft, state.revision)
-                    .with_new_messages(messages)
-                    .with_events(&events)
-                    .with_owner(owner);
-                match self.store.write(&write).await {
-                    Ok(WriteOutcome::Written) => {
-                        state.revision += 1;
-                        state.commit(draft);
-                        if let Some(sender) = &state.events {
-                            for event in events {
-                                // No receivers is fine: nobody is streaming this task.
-                                let _ = sender.send(Arc::new(event));
-                            }
-                        }
-                        return Ok(());
-                    }
-                    Ok(WriteOutcome::Stale) | Ok(WriteOutcome::KeyHeld(_)) => {
-                        state.discard(draft);
-                        match self.rebase(&mut state, &events).await {
-                            Ok((rebased, replayed, added)) => {
-                                draft = rebased;
-                                events = replayed;
-                                messages = added;
-                            }
-                            Err(error) => break 'attempts Err(error),
-                        }
-                    }
-                    Err(error) => {
-                        state.discard(draft);
-                        break 'attempts Err(error.into());
-                    }
-                }
-            }
-            state.discard(draft);
-            Err(A2aError::resource_exhausted(
-                "the task kept changing under this event; it was not recorded, retry shortly",
-                crate::store::STORE_RETRY_AFTER,
-            ))
-        };
+        let outcome = self.write_batch(&mut state, draft, events, messages).await;
         if deferred && let Err(error) = &outcome {
             lock_slot(&self.deferred).dropped = Some(A2aError::new(
                 error.kind,
@@ -446,6 +403,52 @@ impl EventSink {
         }
         drop(state);
         outcome
+    }
+
+    /// The write of [`Self::flush`], tried again over what another writer left (at most
+    /// `WRITE_ATTEMPTS` times); broadcasts the events once written.
+    async fn write_batch(
+        &self,
+        state: &mut LiveState,
+        mut draft: Arc<Task>,
+        mut events: Vec<StreamResponse>,
+        mut messages: usize,
+    ) -> Result<(), A2aError> {
+        for _ in 0..WRITE_ATTEMPTS {
+            let owner = (!draft.status.state.is_settled())
+                .then_some(self.owner.as_deref())
+                .flatten();
+            let write = TaskWrite::update(&self.live.tenant, &draft, state.revision)
+                .with_new_messages(messages)
+                .with_events(&events)
+                .with_owner(owner);
+            match self.store.write(&write).await {
+                Ok(WriteOutcome::Written) => {
+                    state.revision += 1;
+                    state.commit(draft);
+                    if let Some(sender) = &state.events {
+                        for event in events {
+                            // No receivers is fine: nobody is streaming this task.
+                            let _ = sender.send(Arc::new(event));
+                        }
+                    }
+                    return Ok(());
+                }
+                Ok(WriteOutcome::Stale) | Ok(WriteOutcome::KeyHeld(_)) => {
+                    state.discard(draft);
+                    (draft, events, messages) = self.rebase(state, &events).await?;
+                }
+                Err(error) => {
+                    state.discard(draft);
+                    return Err(error.into());
+                }
+            }
+        }
+        state.discard(draft);
+        Err(A2aError::resource_exhausted(
+            "the task kept changing under this event; it was not recorded, retry shortly",
+            crate::store::STORE_RETRY_AFTER,
+        ))
     }
 
     /// After another writer moved the task: reads it again and, unless the turn lost it,
