@@ -10,6 +10,7 @@ use tokio::sync::broadcast;
 
 use super::coordinate::{CHANNEL, NoticeHub, decode_notice};
 
+mod group;
 mod one_statement;
 use super::{SqlStoreOptions, sql_store};
 use crate::store::{Notice, StoreError};
@@ -110,9 +111,17 @@ async fn listen(pool: PgPool, hub: Weak<NoticeHub>) {
     }
 }
 
-/// PostgreSQL commits concurrent transactions' log flushes together by itself.
-async fn no_group(_core: &statements::SqlCore) -> Result<(), StoreError> {
-    Ok(())
+/// The store's group writer (see [`group`]), with half the pool's connections as lanes: the
+/// other half stays for reads and transactions.
+async fn open_group(
+    core: &statements::SqlCore,
+) -> Result<Option<Arc<group::GroupWriter>>, StoreError> {
+    let connections = usize::try_from(core.pool.options().get_max_connections()).unwrap_or(1);
+    let lanes = std::env::var("A2A_PG_LANES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(connections / 2);
+    Ok(Some(group::GroupWriter::new(core.pool.clone(), lanes)))
 }
 
 mod statements {
@@ -125,8 +134,8 @@ mod statements {
         pushes: true,
         announce: super::announce,
         one_statement: super::one_statement::write,
-        group: (),
-        open_group: super::no_group
+        group: Option<std::sync::Arc<super::group::GroupWriter>>,
+        open_group: super::open_group
     );
     crate::store::sql::sql_coordination!(sqlx::Postgres, super::classify, announce: super::announce);
 }

@@ -85,68 +85,137 @@ WITH head AS (
 )
 SELECT (SELECT count(*) FROM head), (SELECT count(*) FROM notice)";
 
-/// Writes `write` in one statement; `None` for a follow-up that takes a key (a transaction's
-/// work).
+/// A write made ready for a statement: everything encoded and owned, so it can wait in the
+/// group writer's queue (`super::group`) or be bound at once.
+pub(super) struct Row {
+    pub(super) tenant: String,
+    pub(super) id: String,
+    pub(super) context_id: String,
+    pub(super) state: &'static str,
+    pub(super) status_millis: i64,
+    pub(super) terminal: bool,
+    pub(super) head: String,
+    pub(super) generation: i64,
+    pub(super) owner: Option<String>,
+    pub(super) recoveries: Option<i32>,
+    /// The new messages, by their place in the history.
+    pub(super) messages: Vec<(i64, String)>,
+    /// The push config saved with the write: its id and body.
+    pub(super) push: Option<(String, String)>,
+    pub(super) kind: Kind,
+}
+
+/// What distinguishes a creation from an update.
+pub(super) enum Kind {
+    Create {
+        /// The key taken with the creation: its tenant, caller column, key and message id.
+        claim: Option<(String, String, String, String)>,
+        caller: Option<String>,
+    },
+    Update {
+        expected: i64,
+        /// Each event with its generation.
+        events: Vec<(i64, String)>,
+        /// The notice for other processes following the task.
+        notice: Option<String>,
+    },
+}
+
+/// What a statement (alone or in a group) did to one write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Done {
+    /// A creation: whether its key was taken (by this write) and whether the task was inserted.
+    Created { claimed: bool, created: bool },
+    /// An update: whether the head was at the expected revision and so written.
+    Updated { written: bool },
+}
+
+impl Row {
+    /// `write` ready to bind; `None` for a follow-up that takes a key (a transaction's work).
+    fn new(core: &SqlCore, write: &TaskWrite<'_>) -> Result<Option<Self>, StoreError> {
+        if write.expected.is_some() && write.claim.is_some() {
+            return Ok(None);
+        }
+        let tenant = core.task_tenant(write.tenant);
+        let task = &**write.task;
+        let first_new = task.history.len().saturating_sub(write.new_messages);
+        let messages = task.history[first_new..]
+            .iter()
+            .enumerate()
+            .map(|(i, message)| {
+                let seq = i64::try_from(first_new + i).unwrap_or(i64::MAX);
+                Ok((seq, encode_message(message)?))
+            })
+            .collect::<Result<Vec<_>, StoreError>>()?;
+        let push = write
+            .push_config
+            .map(|c| Ok::<_, StoreError>((c.id.clone(), encode_push_config(c)?)))
+            .transpose()?;
+        let kind = match write.expected {
+            None => Kind::Create {
+                claim: write.claim.map(|c| {
+                    (
+                        c.scope.tenant.clone(),
+                        caller_column(&c.scope),
+                        c.key.clone(),
+                        c.message_id.to_string(),
+                    )
+                }),
+                caller: write.caller.map(str::to_owned),
+            },
+            Some(expected) => {
+                let events = encode_events(write)?;
+                let notice = (!events.is_empty())
+                    .then(|| encode_notice('g', task.generation, tenant, &task.id))
+                    .flatten();
+                Kind::Update {
+                    expected: i64::try_from(expected).unwrap_or(i64::MAX),
+                    events,
+                    notice,
+                }
+            }
+        };
+        Ok(Some(Self {
+            tenant: tenant.to_owned(),
+            id: task.id.to_string(),
+            context_id: task.context_id.to_string(),
+            state: task.status.state.as_str(),
+            status_millis: status_millis(task),
+            terminal: task.status.state.is_terminal(),
+            head: encode_head(task)?,
+            generation: i64::try_from(task.generation).unwrap_or(i64::MAX),
+            owner: write.owner.map(str::to_owned),
+            recoveries: write
+                .recoveries
+                .map(|n| i32::try_from(n).unwrap_or(i32::MAX)),
+            messages,
+            push,
+            kind,
+        }))
+    }
+}
+
+/// Writes `write` in one statement, alone or with others waiting at the same moment (see
+/// `super::group`); `None` for a follow-up that takes a key (a transaction's work).
 pub(super) async fn write(
     core: &SqlCore,
     write: &TaskWrite<'_>,
 ) -> Result<Option<WriteOutcome>, StoreError> {
-    if write.expected.is_some() && write.claim.is_some() {
+    let Some(row) = Row::new(core, write)? else {
         return Ok(None);
-    }
-    let tenant = core.task_tenant(write.tenant);
-    let task = &**write.task;
-    let first_new = task.history.len().saturating_sub(write.new_messages);
-    let seqs: Vec<i64> = (first_new..task.history.len())
-        .map(|i| i64::try_from(i).unwrap_or(i64::MAX))
-        .collect();
-    let bodies = task.history[first_new..]
-        .iter()
-        .map(encode_message)
-        .collect::<Result<Vec<String>, StoreError>>()?;
-    let generation = i64::try_from(task.generation).unwrap_or(i64::MAX);
-    let push_id = write.push_config.map(|c| c.id.as_str());
-    let push_body = write.push_config.map(encode_push_config).transpose()?;
-    let head = sqlx::query(if write.expected.is_some() {
-        UPDATE
-    } else {
-        CREATE
-    })
-    .bind(tenant)
-    .bind(task.id.as_str())
-    .bind(task.context_id.as_str())
-    .bind(task.status.state.as_str())
-    .bind(status_millis(task))
-    .bind(now_millis())
-    .bind(task.status.state.is_terminal())
-    .bind(encode_head(task)?)
-    .bind(generation)
-    .bind(write.owner)
-    .bind(
-        write
-            .recoveries
-            .map(|n| i32::try_from(n).unwrap_or(i32::MAX)),
-    );
-    let Some(expected) = write.expected else {
-        let claim = write.claim;
-        let row = head
-            .bind(claim.map(|c| c.scope.tenant.as_str()))
-            .bind(claim.map(|c| caller_column(&c.scope)))
-            .bind(claim.map(|c| c.key.as_str()))
-            .bind(claim.map(|c| c.message_id.as_str()))
-            .bind(seqs)
-            .bind(bodies)
-            .bind(write.caller)
-            .bind(push_id)
-            .bind(push_body.as_deref())
-            .fetch_one(&core.pool)
-            .await
-            .map_err(classify)?;
-        let claimed: i64 = row.try_get(0).map_err(classify)?;
-        let created: i64 = row.try_get(1).map_err(classify)?;
-        return Ok(Some(match (claim, claimed, created) {
-            (_, _, 1) => WriteOutcome::Written,
-            (Some(claim), 0, _) => match held_key(&core.pool, claim).await? {
+    };
+    let done = match &core.group {
+        Some(group) => group.write(row).await?,
+        None => alone(&core.pool, &row).await.map_err(classify)?,
+    };
+    Ok(Some(match done {
+        Done::Created { created: true, .. } | Done::Updated { written: true } => {
+            WriteOutcome::Written
+        }
+        Done::Updated { written: false } => WriteOutcome::Stale,
+        Done::Created { claimed, .. } => match write.claim {
+            None => WriteOutcome::Stale,
+            Some(claim) if !claimed => match held_key(&core.pool, claim).await? {
                 Some(held) => WriteOutcome::KeyHeld(held),
                 // Released the moment after: rare, and a retry settles it.
                 None => {
@@ -155,36 +224,84 @@ pub(super) async fn write(
                     ));
                 }
             },
-            (Some(claim), _, _) => {
+            Some(claim) => {
                 // The key was taken but a task with this id exists: give the key back.
                 core.release(claim).await?;
                 WriteOutcome::Stale
             }
-            (None, _, _) => WriteOutcome::Stale,
-        }));
-    };
-    let (event_generations, events): (Vec<i64>, Vec<String>) =
-        encode_events(write)?.into_iter().unzip();
-    let notice = (!events.is_empty())
-        .then(|| encode_notice('g', task.generation, tenant, &task.id))
-        .flatten();
-    let row = head
-        .bind(i64::try_from(expected).unwrap_or(i64::MAX))
-        .bind(seqs)
-        .bind(bodies)
-        .bind(events)
-        .bind(CHANNEL)
-        .bind(notice)
-        .bind(push_id)
-        .bind(push_body.as_deref())
-        .bind(event_generations)
-        .fetch_one(&core.pool)
-        .await
-        .map_err(classify)?;
-    let written: i64 = row.try_get(0).map_err(classify)?;
-    Ok(Some(if written == 1 {
-        WriteOutcome::Written
-    } else {
-        WriteOutcome::Stale
+        },
     }))
+}
+
+/// `row` in a statement of its own.
+pub(super) async fn alone(pool: &sqlx::PgPool, row: &Row) -> Result<Done, sqlx::Error> {
+    let head = sqlx::query(match row.kind {
+        Kind::Create { .. } => CREATE,
+        Kind::Update { .. } => UPDATE,
+    })
+    .bind(&row.tenant)
+    .bind(&row.id)
+    .bind(&row.context_id)
+    .bind(row.state)
+    .bind(row.status_millis)
+    .bind(now_millis())
+    .bind(row.terminal)
+    .bind(&row.head)
+    .bind(row.generation)
+    .bind(row.owner.as_deref())
+    .bind(row.recoveries);
+    let (seqs, bodies): (Vec<i64>, Vec<&str>) = row
+        .messages
+        .iter()
+        .map(|(seq, body)| (*seq, body.as_str()))
+        .unzip();
+    let push_id = row.push.as_ref().map(|(id, _)| id.as_str());
+    let push_body = row.push.as_ref().map(|(_, body)| body.as_str());
+    match &row.kind {
+        Kind::Create { claim, caller } => {
+            let claim = claim.as_ref();
+            let answer = head
+                .bind(claim.map(|c| c.0.as_str()))
+                .bind(claim.map(|c| c.1.as_str()))
+                .bind(claim.map(|c| c.2.as_str()))
+                .bind(claim.map(|c| c.3.as_str()))
+                .bind(seqs)
+                .bind(bodies)
+                .bind(caller.as_deref())
+                .bind(push_id)
+                .bind(push_body)
+                .fetch_one(pool)
+                .await?;
+            let claimed: i64 = answer.try_get(0)?;
+            let created: i64 = answer.try_get(1)?;
+            Ok(Done::Created {
+                claimed: claimed == 1,
+                created: created == 1,
+            })
+        }
+        Kind::Update {
+            expected,
+            events,
+            notice,
+        } => {
+            let (generations, events): (Vec<i64>, Vec<&str>) =
+                events.iter().map(|(g, body)| (*g, body.as_str())).unzip();
+            let answer = head
+                .bind(expected)
+                .bind(seqs)
+                .bind(bodies)
+                .bind(events)
+                .bind(CHANNEL)
+                .bind(notice.as_deref())
+                .bind(push_id)
+                .bind(push_body)
+                .bind(generations)
+                .fetch_one(pool)
+                .await?;
+            let written: i64 = answer.try_get(0)?;
+            Ok(Done::Updated {
+                written: written == 1,
+            })
+        }
+    }
 }

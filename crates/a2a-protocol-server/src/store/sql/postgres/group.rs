@@ -1,0 +1,769 @@
+//! PostgreSQL writes in groups. Most of what a write costs the database is the statement
+//! around it (its execution's start and end, its commit, the round trip), not the rows: so
+//! when writes arrive faster than statements finish, the ones waiting go together, creations
+//! in one statement and updates in another, each row with the outcome it would have had
+//! alone.
+//!
+//! A write takes one of a few lanes (statements in flight at once). A write that finds the
+//! queue empty and a lane free runs in a statement of its own at once, exactly as without
+//! groups: an idle server adds no latency. Otherwise it waits in the queue, and the next lane
+//! to finish takes everything waiting of one kind (each task at most once, so every row's
+//! outcome is its own) into one statement. A statement that fails in the database rolls back
+//! whole; its writes then run again one by one, so only a write that fails alone fails.
+
+use std::collections::{HashSet, VecDeque};
+use std::sync::{Arc, Mutex};
+
+use sqlx::PgPool;
+use sqlx::Row as _;
+use tokio::sync::oneshot;
+
+use super::classify;
+use super::one_statement::{Done, Kind, Row, alone};
+use crate::store::StoreError;
+use crate::store::sql::coordinate::CHANNEL;
+use crate::store::sql::now_millis;
+
+/// The most writes one statement takes: enough to empty the queue of a busy server, few
+/// enough that a statement stays short.
+const MOST_PER_STATEMENT: usize = 64;
+
+const CREATE_MANY: &str = "\
+WITH input AS (
+    SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::int8[],
+                         $7::bool[], $8::text[], $9::int8[], $10::text[], $11::int4[],
+                         $12::text[], $13::text[], $14::text[], $15::text[], $16::text[],
+                         $17::text[], $18::text[])
+    WITH ORDINALITY AS i(tenant, id, context_id, state, status_millis, terminal, body,
+                         generation, owner, recoveries, key_tenant, key_caller, key,
+                         message_id, caller, push_id, push_body, ord)
+), claim AS (
+    INSERT INTO a2a_idempotency_keys
+        (tenant, caller, idempotency_key, message_id, task_id, claim_token, created_millis)
+    SELECT key_tenant, key_caller, key, message_id, id, '', $6 FROM input WHERE key IS NOT NULL
+    ON CONFLICT (tenant, caller, idempotency_key) DO NOTHING
+    RETURNING tenant, caller, idempotency_key, task_id
+), task AS (
+    INSERT INTO a2a_tasks
+        (tenant, id, context_id, state, status_millis, updated_millis, terminal, body,
+         generation, owner, recoveries, revision, caller)
+    SELECT tenant, id, context_id, state, status_millis, $6, terminal, body, generation, owner,
+           COALESCE(recoveries, 0), 1, caller
+    FROM input i
+    WHERE i.key IS NULL OR EXISTS (
+        SELECT 1 FROM claim c
+        WHERE c.tenant = i.key_tenant AND c.caller = i.key_caller
+          AND c.idempotency_key = i.key AND c.task_id = i.id)
+    ON CONFLICT (tenant, id) DO NOTHING
+    RETURNING tenant, id
+), messages AS (
+    INSERT INTO a2a_task_messages (tenant, task_id, seq, body)
+    SELECT i.tenant, i.id, m.seq, m.body
+    FROM unnest($19::int8[], $20::int8[], $21::text[]) AS m(ord, seq, body)
+    JOIN input i ON i.ord = m.ord
+    WHERE EXISTS (SELECT 1 FROM task t WHERE t.tenant = i.tenant AND t.id = i.id)
+), push AS (
+    INSERT INTO a2a_push_configs (tenant, task_id, id, body, created_millis)
+    SELECT i.tenant, i.id, i.push_id, i.push_body, $6 FROM input i
+    WHERE i.push_id IS NOT NULL
+      AND EXISTS (SELECT 1 FROM task t WHERE t.tenant = i.tenant AND t.id = i.id)
+    ON CONFLICT (tenant, task_id, id) DO UPDATE SET body = excluded.body
+)
+SELECT i.ord,
+       EXISTS (SELECT 1 FROM claim c
+               WHERE c.tenant = i.key_tenant AND c.caller = i.key_caller
+                 AND c.idempotency_key = i.key AND c.task_id = i.id),
+       EXISTS (SELECT 1 FROM task t WHERE t.tenant = i.tenant AND t.id = i.id)
+FROM input i";
+
+const UPDATE_MANY: &str = "\
+WITH input AS (
+    SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::int8[],
+                         $7::bool[], $8::text[], $9::int8[], $10::text[], $11::int4[],
+                         $12::int8[], $13::text[], $14::text[], $15::text[])
+    WITH ORDINALITY AS i(tenant, id, context_id, state, status_millis, terminal, body,
+                         generation, owner, recoveries, expected, notice, push_id, push_body,
+                         ord)
+), head AS (
+    UPDATE a2a_tasks t SET
+        context_id = i.context_id, state = i.state, status_millis = i.status_millis,
+        updated_millis = CASE WHEN i.terminal THEN $6 ELSE t.updated_millis END,
+        terminal = i.terminal, body = i.body, generation = i.generation, owner = i.owner,
+        recoveries = COALESCE(i.recoveries, t.recoveries), revision = t.revision + 1
+    FROM input i
+    WHERE t.tenant = i.tenant AND t.id = i.id AND t.revision = i.expected
+      AND t.terminal = FALSE
+    RETURNING t.tenant, t.id
+), written AS (
+    SELECT i.* FROM input i
+    WHERE EXISTS (SELECT 1 FROM head h WHERE h.tenant = i.tenant AND h.id = i.id)
+), messages AS (
+    INSERT INTO a2a_task_messages (tenant, task_id, seq, body)
+    SELECT w.tenant, w.id, m.seq, m.body
+    FROM unnest($16::int8[], $17::int8[], $18::text[]) AS m(ord, seq, body)
+    JOIN written w ON w.ord = m.ord
+), events AS (
+    SELECT e.ord, e.generation, e.body
+    FROM unnest($19::int8[], $20::int8[], $21::text[]) AS e(ord, generation, body)
+), event AS (
+    INSERT INTO a2a_task_events (tenant, task_id, generation, body, created_millis)
+    SELECT w.tenant, w.id, e.generation, e.body, $6
+    FROM events e JOIN written w ON w.ord = e.ord
+    ON CONFLICT (tenant, task_id, generation) DO NOTHING
+), outbox AS (
+    INSERT INTO a2a_push_outbox
+        (tenant, task_id, config_id, generation, body, due_millis, created_millis)
+    SELECT w.tenant, w.id, c.id, e.generation, e.body, $6, $6
+    FROM events e JOIN written w ON w.ord = e.ord
+    JOIN a2a_push_configs c ON c.tenant = w.tenant AND c.task_id = w.id
+    ON CONFLICT (tenant, task_id, config_id, generation) DO NOTHING
+), push AS (
+    INSERT INTO a2a_push_configs (tenant, task_id, id, body, created_millis)
+    SELECT w.tenant, w.id, w.push_id, w.push_body, $6 FROM written w
+    WHERE w.push_id IS NOT NULL
+    ON CONFLICT (tenant, task_id, id) DO UPDATE SET body = excluded.body
+), notice AS (
+    SELECT pg_notify($22 || current_schema(), w.notice) FROM written w
+    WHERE w.notice IS NOT NULL
+      AND EXISTS (SELECT 1 FROM a2a_followers f
+                  WHERE f.tenant = w.tenant AND f.task_id = w.id AND f.expires_millis > $6)
+)
+SELECT i.ord, EXISTS (SELECT 1 FROM written w WHERE w.ord = i.ord),
+       (SELECT count(*) FROM notice)
+FROM input i";
+
+/// The group writer of one store.
+pub(super) struct GroupWriter {
+    pool: PgPool,
+    /// Statements in flight at once, at most.
+    lanes: usize,
+    queue: Mutex<Queue>,
+    /// Statements run for groups, and the writes they held (for tests to see groups form).
+    #[cfg(test)]
+    grouped: std::sync::atomic::AtomicUsize,
+    #[cfg(test)]
+    groups: std::sync::atomic::AtomicUsize,
+}
+
+#[derive(Default)]
+struct Queue {
+    waiting: VecDeque<Waiting>,
+    /// Lanes in use: statements in flight, and lanes about to take the queue.
+    busy: usize,
+}
+
+/// A write in the queue, and where its outcome goes.
+struct Waiting {
+    row: Row,
+    answer: oneshot::Sender<Answer>,
+}
+
+/// A queued write's outcome: done, failed, or to run alone (its group failed).
+enum Answer {
+    Done(Done),
+    Failed(StoreError),
+    Alone(Box<Row>),
+}
+
+impl GroupWriter {
+    /// Writes in groups on `pool`, with at most `lanes` statements in flight.
+    pub(super) fn new(pool: PgPool, lanes: usize) -> Arc<Self> {
+        Arc::new(Self {
+            pool,
+            lanes: lanes.max(1),
+            queue: Mutex::default(),
+            #[cfg(test)]
+            grouped: Default::default(),
+            #[cfg(test)]
+            groups: Default::default(),
+        })
+    }
+
+    fn queue(&self) -> std::sync::MutexGuard<'_, Queue> {
+        // The queue's state is consistent after every step, so a panic elsewhere leaves it
+        // usable.
+        self.queue.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Writes `row`: at once in a statement of its own when nothing waits and a lane is
+    /// free, else in the next group.
+    pub(super) async fn write(self: &Arc<Self>, row: Row) -> Result<Done, StoreError> {
+        let receiver = {
+            let mut queue = self.queue();
+            if queue.waiting.is_empty() && queue.busy < self.lanes {
+                queue.busy += 1;
+                Err(row)
+            } else {
+                let (answer, receiver) = oneshot::channel();
+                queue.waiting.push_back(Waiting { row, answer });
+                // A lane may have been let go by a write whose caller gave up (see `Lane`):
+                // then nobody would take the queue.
+                if queue.busy < self.lanes {
+                    queue.busy += 1;
+                    tokio::spawn(Arc::clone(self).drain());
+                }
+                Ok(receiver)
+            }
+        };
+        let receiver = match receiver {
+            Ok(receiver) => receiver,
+            Err(row) => {
+                let lane = Lane(Arc::clone(self));
+                let done = alone(&self.pool, &row).await.map_err(classify);
+                drop(lane);
+                return done;
+            }
+        };
+        match receiver.await {
+            Ok(Answer::Done(done)) => Ok(done),
+            Ok(Answer::Failed(error)) => Err(error),
+            Ok(Answer::Alone(row)) => alone(&self.pool, &row).await.map_err(classify),
+            Err(_) => Err(StoreError::Busy(
+                "the store's group writer stopped before this write was done".into(),
+            )),
+        }
+    }
+
+    /// Runs groups from the queue until it is empty, then lets the lane go.
+    async fn drain(self: Arc<Self>) {
+        loop {
+            let group = {
+                let mut queue = self.queue();
+                let group = take_group(&mut queue.waiting);
+                if group.is_empty() {
+                    queue.busy -= 1;
+                    return;
+                }
+                group
+            };
+            self.run(group).await;
+        }
+    }
+
+    /// One statement for `group` (writes of one kind, each task once), each write answered.
+    async fn run(&self, group: Vec<Waiting>) {
+        let (rows, answers): (Vec<Row>, Vec<oneshot::Sender<Answer>>) =
+            group.into_iter().map(|w| (w.row, w.answer)).unzip();
+        #[cfg(test)]
+        {
+            use std::sync::atomic::Ordering::Relaxed;
+            self.groups.fetch_add(1, Relaxed);
+            self.grouped.fetch_add(rows.len(), Relaxed);
+        }
+        let outcome = if matches!(rows[0].kind, Kind::Create { .. }) {
+            create_many(&self.pool, &rows).await
+        } else {
+            update_many(&self.pool, &rows).await
+        };
+        match outcome {
+            Ok(done) if done.len() == rows.len() => {
+                for (answer, done) in answers.into_iter().zip(done) {
+                    let _ = answer.send(Answer::Done(done));
+                }
+            }
+            Ok(_) => {
+                // Not what the statement promises; each write runs alone rather than guess.
+                for (answer, row) in answers.into_iter().zip(rows) {
+                    let _ = answer.send(Answer::Alone(Box::new(row)));
+                }
+            }
+            // The statement failed in the database and rolled back whole: which write it
+            // failed for is unknown, so each runs alone.
+            Err(sqlx::Error::Database(_)) if rows.len() > 1 => {
+                for (answer, row) in answers.into_iter().zip(rows) {
+                    let _ = answer.send(Answer::Alone(Box::new(row)));
+                }
+            }
+            // The connection, the pool or one write alone: every write gets the error (a
+            // lost connection may have committed the statement, so none runs again here).
+            Err(error) => {
+                let error = classify(error);
+                let message = error.to_string();
+                let busy = matches!(error, StoreError::Busy(_));
+                let mut error = Some(error);
+                for answer in answers {
+                    let error = error.take().unwrap_or_else(|| {
+                        if busy {
+                            StoreError::Busy(message.clone())
+                        } else {
+                            StoreError::Backend(message.clone().into())
+                        }
+                    });
+                    let _ = answer.send(Answer::Failed(error));
+                }
+            }
+        }
+    }
+}
+
+/// A lane held by a write running alone; given back when it finishes or its caller gives up,
+/// handing the queue that built up meanwhile to a new drain.
+struct Lane(Arc<GroupWriter>);
+
+impl Drop for Lane {
+    fn drop(&mut self) {
+        let mut queue = self.0.queue();
+        if queue.waiting.is_empty() {
+            queue.busy -= 1;
+            return;
+        }
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => {
+                runtime.spawn(Arc::clone(&self.0).drain());
+            }
+            // Outside a runtime nothing can run the queue now; the next write starts it.
+            Err(_) => queue.busy -= 1,
+        }
+    }
+}
+
+/// The next group: the first waiting write, and every write after it of the same kind whose
+/// task is not in the group yet, up to [`MOST_PER_STATEMENT`]. Writes whose callers gave up
+/// are dropped unwritten. What is not taken keeps its order.
+fn take_group(waiting: &mut VecDeque<Waiting>) -> Vec<Waiting> {
+    waiting.retain(|w| !w.answer.is_closed());
+    let Some(first) = waiting.front() else {
+        return Vec::new();
+    };
+    let creates = matches!(first.row.kind, Kind::Create { .. });
+    let mut tasks = HashSet::new();
+    let mut group = Vec::new();
+    let mut rest = VecDeque::with_capacity(waiting.len());
+    for w in waiting.drain(..) {
+        let fits = group.len() < MOST_PER_STATEMENT
+            && matches!(w.row.kind, Kind::Create { .. }) == creates
+            && tasks.insert((w.row.tenant.clone(), w.row.id.clone()));
+        if fits {
+            group.push(w);
+        } else {
+            rest.push_back(w);
+        }
+    }
+    *waiting = rest;
+    group
+}
+
+/// The columns every write has, as arrays with one element per write.
+#[derive(Default)]
+struct Heads<'a> {
+    tenant: Vec<&'a str>,
+    id: Vec<&'a str>,
+    context_id: Vec<&'a str>,
+    state: Vec<&'a str>,
+    status_millis: Vec<i64>,
+    terminal: Vec<bool>,
+    head: Vec<&'a str>,
+    generation: Vec<i64>,
+    owner: Vec<Option<&'a str>>,
+    recoveries: Vec<Option<i32>>,
+    push_id: Vec<Option<&'a str>>,
+    push_body: Vec<Option<&'a str>>,
+    /// The new messages of every write: the write's place in the group (from 1), then the
+    /// message's place in its history and body.
+    message_of: Vec<i64>,
+    message_seq: Vec<i64>,
+    message_body: Vec<&'a str>,
+}
+
+impl<'a> Heads<'a> {
+    fn of(rows: &'a [Row]) -> Self {
+        let mut heads = Heads::default();
+        for (ord, row) in (1..).zip(rows) {
+            heads.tenant.push(&row.tenant);
+            heads.id.push(&row.id);
+            heads.context_id.push(&row.context_id);
+            heads.state.push(row.state);
+            heads.status_millis.push(row.status_millis);
+            heads.terminal.push(row.terminal);
+            heads.head.push(&row.head);
+            heads.generation.push(row.generation);
+            heads.owner.push(row.owner.as_deref());
+            heads.recoveries.push(row.recoveries);
+            heads
+                .push_id
+                .push(row.push.as_ref().map(|(id, _)| id.as_str()));
+            heads
+                .push_body
+                .push(row.push.as_ref().map(|(_, body)| body.as_str()));
+            for (seq, body) in &row.messages {
+                heads.message_of.push(ord);
+                heads.message_seq.push(*seq);
+                heads.message_body.push(body);
+            }
+        }
+        heads
+    }
+
+    /// The statement with the common columns bound as `$1` to `$11` (`$6` is now).
+    fn bind(
+        self,
+        sql: &'static str,
+    ) -> (
+        sqlx::query::Query<'a, sqlx::Postgres, sqlx::postgres::PgArguments>,
+        PerWrite<'a>,
+    ) {
+        let query = sqlx::query(sql)
+            .bind(self.tenant)
+            .bind(self.id)
+            .bind(self.context_id)
+            .bind(self.state)
+            .bind(self.status_millis)
+            .bind(now_millis())
+            .bind(self.terminal)
+            .bind(self.head)
+            .bind(self.generation)
+            .bind(self.owner)
+            .bind(self.recoveries);
+        let rest = PerWrite {
+            push_id: self.push_id,
+            push_body: self.push_body,
+            message_of: self.message_of,
+            message_seq: self.message_seq,
+            message_body: self.message_body,
+        };
+        (query, rest)
+    }
+}
+
+/// The columns bound after the common ones.
+struct PerWrite<'a> {
+    push_id: Vec<Option<&'a str>>,
+    push_body: Vec<Option<&'a str>>,
+    message_of: Vec<i64>,
+    message_seq: Vec<i64>,
+    message_body: Vec<&'a str>,
+}
+
+/// Creates `rows` (creations all) in one statement: for each, whether its key was taken and
+/// whether its task was inserted.
+async fn create_many(pool: &PgPool, rows: &[Row]) -> Result<Vec<Done>, sqlx::Error> {
+    let mut key_tenant = Vec::with_capacity(rows.len());
+    let mut key_caller = Vec::with_capacity(rows.len());
+    let mut key = Vec::with_capacity(rows.len());
+    let mut message_id = Vec::with_capacity(rows.len());
+    let mut caller = Vec::with_capacity(rows.len());
+    for row in rows {
+        let (claim, row_caller) = match &row.kind {
+            Kind::Create { claim, caller } => (claim.as_ref(), caller.as_deref()),
+            Kind::Update { .. } => (None, None),
+        };
+        key_tenant.push(claim.map(|c| c.0.as_str()));
+        key_caller.push(claim.map(|c| c.1.as_str()));
+        key.push(claim.map(|c| c.2.as_str()));
+        message_id.push(claim.map(|c| c.3.as_str()));
+        caller.push(row_caller);
+    }
+    let (query, rest) = Heads::of(rows).bind(CREATE_MANY);
+    let answers = query
+        .bind(key_tenant)
+        .bind(key_caller)
+        .bind(key)
+        .bind(message_id)
+        .bind(caller)
+        .bind(rest.push_id)
+        .bind(rest.push_body)
+        .bind(rest.message_of)
+        .bind(rest.message_seq)
+        .bind(rest.message_body)
+        .fetch_all(pool)
+        .await?;
+    in_order(rows.len(), &answers, |answer| {
+        Ok(Done::Created {
+            claimed: answer.try_get(1)?,
+            created: answer.try_get(2)?,
+        })
+    })
+}
+
+/// Updates `rows` (updates all, each task once) in one statement: for each, whether it was
+/// written.
+async fn update_many(pool: &PgPool, rows: &[Row]) -> Result<Vec<Done>, sqlx::Error> {
+    let mut expected = Vec::with_capacity(rows.len());
+    let mut notice = Vec::with_capacity(rows.len());
+    let mut event_of = Vec::new();
+    let mut event_generation = Vec::new();
+    let mut event_body = Vec::new();
+    for (ord, row) in (1i64..).zip(rows) {
+        let Kind::Update {
+            expected: revision,
+            events,
+            notice: row_notice,
+        } = &row.kind
+        else {
+            expected.push(-1);
+            notice.push(None);
+            continue;
+        };
+        expected.push(*revision);
+        notice.push(row_notice.as_deref());
+        for (generation, body) in events {
+            event_of.push(ord);
+            event_generation.push(*generation);
+            event_body.push(body.as_str());
+        }
+    }
+    let (query, rest) = Heads::of(rows).bind(UPDATE_MANY);
+    let answers = query
+        .bind(expected)
+        .bind(notice)
+        .bind(rest.push_id)
+        .bind(rest.push_body)
+        .bind(rest.message_of)
+        .bind(rest.message_seq)
+        .bind(rest.message_body)
+        .bind(event_of)
+        .bind(event_generation)
+        .bind(event_body)
+        .bind(CHANNEL)
+        .fetch_all(pool)
+        .await?;
+    in_order(rows.len(), &answers, |answer| {
+        Ok(Done::Updated {
+            written: answer.try_get(1)?,
+        })
+    })
+}
+
+/// The statement's answers (one per write, each with the write's place from 1 first) in the
+/// writes' order; fewer than `count` when the answers do not cover every write once.
+fn in_order(
+    count: usize,
+    answers: &[sqlx::postgres::PgRow],
+    done: impl Fn(&sqlx::postgres::PgRow) -> Result<Done, sqlx::Error>,
+) -> Result<Vec<Done>, sqlx::Error> {
+    let mut ordered = vec![None; count];
+    for answer in answers {
+        let ord: i64 = answer.try_get(0)?;
+        if let Some(slot) = usize::try_from(ord - 1)
+            .ok()
+            .and_then(|i| ordered.get_mut(i))
+        {
+            *slot = Some(done(answer)?);
+        }
+    }
+    Ok(ordered.into_iter().flatten().collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::str::FromStr;
+    use std::sync::Arc;
+    use std::sync::atomic::Ordering::Relaxed;
+
+    use a2a_protocol_types::{Message, Task, TaskState, TaskStatus};
+    use sqlx::Executor as _;
+    use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
+
+    use crate::store::{
+        ClaimOutcome, KeyClaim, KeyScope, PostgresTaskStore, TaskStore, TaskWrite, WriteOutcome,
+    };
+
+    /// A store in a schema of its own (dropped at the end), or `None` when
+    /// `A2A_TEST_POSTGRES_URL=skip`.
+    async fn store() -> Option<(Arc<PostgresTaskStore>, sqlx::PgPool, String)> {
+        let url = match std::env::var("A2A_TEST_POSTGRES_URL") {
+            Ok(url) if url == "skip" => return None,
+            Ok(url) => url,
+            Err(_) => "postgres://postgres@127.0.0.1:5432/test".to_owned(),
+        };
+        let schema = format!("a2a_group_{}", uuid::Uuid::new_v4().simple());
+        let admin = PgPoolOptions::new()
+            .max_connections(2)
+            .connect(&url)
+            .await
+            .expect("PostgreSQL is reachable (or set A2A_TEST_POSTGRES_URL=skip)");
+        admin
+            .execute(format!("CREATE SCHEMA {schema}").as_str())
+            .await
+            .unwrap();
+        let options = PgConnectOptions::from_str(&url)
+            .unwrap()
+            .options([("search_path", schema.as_str())]);
+        let pool = PgPoolOptions::new()
+            .max_connections(8)
+            .connect_with(options)
+            .await
+            .unwrap();
+        let store = PostgresTaskStore::from_pool(pool.clone()).await.unwrap();
+        Some((Arc::new(store), admin, schema))
+    }
+
+    fn claim(key: &str, message: &str, task: &str) -> KeyClaim {
+        KeyClaim {
+            scope: KeyScope::default(),
+            key: key.to_owned(),
+            message_id: message.into(),
+            task_id: task.into(),
+            charged_to: None,
+        }
+    }
+
+    fn task(id: &str, generation: u64) -> Arc<Task> {
+        let mut task = Task::new(id, "ctx", TaskStatus::new(TaskState::Working));
+        task.history.push(Message::user_text("hi"));
+        task.generation = generation;
+        Arc::new(task)
+    }
+
+    /// Writes that queue while every lane is busy go in groups, and each gets the outcome it
+    /// would have had alone: a key taken twice is held for the second, a stale revision is
+    /// stale, an existing task's creation gives its key back, and what is answered written is
+    /// in the database with its messages and events.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn queued_writes_go_in_groups_and_keep_their_own_outcomes() {
+        let Some((store, admin, schema)) = store().await else {
+            return;
+        };
+        let group = store
+            .core
+            .group
+            .clone()
+            .expect("PostgreSQL writes in groups");
+        // Tasks whose rows another transaction locks: their updates hold every lane.
+        let lanes = group.lanes;
+        for i in 0..lanes {
+            let blocker = task(&format!("l{i}"), 1);
+            store.write(&TaskWrite::create("", &blocker)).await.unwrap();
+        }
+        let existing = task("dup", 1);
+        store
+            .write(&TaskWrite::create("", &existing))
+            .await
+            .unwrap();
+        let pool = store.core.pool.clone();
+        let mut locker = pool.begin().await.unwrap();
+        sqlx::query("SELECT id FROM a2a_tasks WHERE id LIKE 'l%' FOR UPDATE")
+            .execute(&mut *locker)
+            .await
+            .unwrap();
+        let mut blocked = Vec::new();
+        for i in 0..lanes {
+            let store = store.clone();
+            blocked.push(tokio::spawn(async move {
+                let next = task(&format!("l{i}"), 2);
+                store.write(&TaskWrite::update("", &next, 1)).await
+            }));
+        }
+        while group.queue().busy < lanes {
+            tokio::task::yield_now().await;
+        }
+
+        let mut writes = Vec::new();
+        for i in 0..40 {
+            let store = store.clone();
+            writes.push(tokio::spawn(async move {
+                // Keys k0..k19 each claimed twice: by message m{i} for task t{i}.
+                let claim = claim(&format!("k{}", i % 20), &format!("m{i}"), &format!("t{i}"));
+                let task = task(&format!("t{i}"), 1);
+                store
+                    .write(&TaskWrite::create("", &task).with_claim(Some(&claim)))
+                    .await
+            }));
+        }
+        let stale = {
+            let store = store.clone();
+            tokio::spawn(async move {
+                let next = task("dup", 2);
+                store.write(&TaskWrite::update("", &next, 7)).await
+            })
+        };
+        let created_twice = {
+            let store = store.clone();
+            tokio::spawn(async move {
+                let claim = claim("k-dup", "m-dup", "dup");
+                store
+                    .write(&TaskWrite::create("", &task("dup", 1)).with_claim(Some(&claim)))
+                    .await
+            })
+        };
+        let event = a2a_protocol_types::StreamResponse::Task((*task("dup", 3)).clone());
+        let updated = {
+            let store = store.clone();
+            tokio::spawn(async move {
+                let mut next = (*task("dup", 3)).clone();
+                next.status = TaskStatus::new(TaskState::Completed);
+                next.history.push(Message::agent_text("done"));
+                let next = Arc::new(next);
+                let events = [event.clone(), event];
+                store
+                    .write(
+                        &TaskWrite::update("", &next, 1)
+                            .with_new_messages(1)
+                            .with_events(&events),
+                    )
+                    .await
+            })
+        };
+        while group.queue().waiting.len() < 43 {
+            tokio::task::yield_now().await;
+        }
+        locker.commit().await.unwrap();
+
+        for write in blocked {
+            assert!(matches!(write.await.unwrap(), Ok(WriteOutcome::Written)));
+        }
+        let mut written = 0;
+        let mut held = 0;
+        for write in writes {
+            match write.await.unwrap().unwrap() {
+                WriteOutcome::Written => written += 1,
+                WriteOutcome::KeyHeld(ClaimOutcome::Conflict) => held += 1,
+                other => panic!("unexpected outcome {other:?}"),
+            }
+        }
+        assert_eq!((written, held), (20, 20));
+        assert!(matches!(stale.await.unwrap(), Ok(WriteOutcome::Stale)));
+        assert!(matches!(
+            created_twice.await.unwrap(),
+            Ok(WriteOutcome::Stale)
+        ));
+        assert!(matches!(updated.await.unwrap(), Ok(WriteOutcome::Written)));
+
+        // Groups formed: the 43 queued writes took far fewer statements.
+        let (groups, grouped) = (group.groups.load(Relaxed), group.grouped.load(Relaxed));
+        assert_eq!(grouped, 43, "every queued write went in a group");
+        assert!(
+            groups <= 3 * lanes,
+            "{groups} statements for {grouped} writes"
+        );
+
+        let count = |sql: &'static str| {
+            let pool = pool.clone();
+            async move {
+                sqlx::query_scalar::<_, i64>(sql)
+                    .fetch_one(&pool)
+                    .await
+                    .unwrap()
+            }
+        };
+        assert_eq!(
+            count("SELECT count(*) FROM a2a_tasks WHERE id LIKE 't%'").await,
+            20
+        );
+        assert_eq!(count("SELECT count(*) FROM a2a_idempotency_keys").await, 20);
+        assert_eq!(
+            count("SELECT count(*) FROM a2a_task_messages WHERE task_id LIKE 't%'").await,
+            20
+        );
+        assert_eq!(
+            count("SELECT count(*) FROM a2a_task_events WHERE task_id = 'dup'").await,
+            2
+        );
+        let dup = store.get("", &"dup".into()).await.unwrap().unwrap();
+        assert_eq!(dup.status.state, TaskState::Completed);
+        assert_eq!(dup.history.len(), 2);
+        // Every key's task is the one its holder created.
+        assert_eq!(
+            count(
+                "SELECT count(*) FROM a2a_idempotency_keys k \
+                 JOIN a2a_tasks t ON t.id = k.task_id AND 'm' || substr(t.id, 2) = k.message_id"
+            )
+            .await,
+            20
+        );
+        admin
+            .execute(format!("DROP SCHEMA {schema} CASCADE").as_str())
+            .await
+            .unwrap();
+    }
+}
