@@ -555,12 +555,22 @@ mod tests {
     use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 
     use crate::store::{
-        ClaimOutcome, KeyClaim, KeyScope, PostgresTaskStore, TaskStore, TaskWrite, WriteOutcome,
+        ClaimOutcome, KeyClaim, KeyScope, PostgresTaskStore, StoreError, TaskStore, TaskWrite,
+        WriteOutcome,
     };
 
     /// A store in a schema of its own (dropped at the end), or `None` when
     /// `A2A_TEST_POSTGRES_URL=skip`.
     async fn store() -> Option<(Arc<PostgresTaskStore>, sqlx::PgPool, String)> {
+        store_with(8, None).await
+    }
+
+    /// Like [`store`], with `connections` in the pool (a quarter of them lanes) and a lock
+    /// timeout.
+    async fn store_with(
+        connections: u32,
+        lock_timeout: Option<&str>,
+    ) -> Option<(Arc<PostgresTaskStore>, sqlx::PgPool, String)> {
         let url = match std::env::var("A2A_TEST_POSTGRES_URL") {
             Ok(url) if url == "skip" => return None,
             Ok(url) => url,
@@ -576,11 +586,14 @@ mod tests {
             .execute(format!("CREATE SCHEMA {schema}").as_str())
             .await
             .unwrap();
-        let options = PgConnectOptions::from_str(&url)
+        let mut options = PgConnectOptions::from_str(&url)
             .unwrap()
             .options([("search_path", schema.as_str())]);
+        if let Some(timeout) = lock_timeout {
+            options = options.options([("lock_timeout", timeout)]);
+        }
         let pool = PgPoolOptions::new()
-            .max_connections(8)
+            .max_connections(connections)
             .connect_with(options)
             .await
             .unwrap();
@@ -761,6 +774,67 @@ mod tests {
             .await,
             20
         );
+        admin
+            .execute(format!("DROP SCHEMA {schema} CASCADE").as_str())
+            .await
+            .unwrap();
+    }
+
+    /// A group that fails in the database (here one write's task is locked past the lock
+    /// timeout) rolls back whole; its writes then run alone, so only that write fails.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_group_failing_in_the_database_runs_its_writes_alone() {
+        let Some((store, admin, schema)) = store_with(4, Some("2s")).await else {
+            return;
+        };
+        let group = store
+            .core
+            .group
+            .clone()
+            .expect("PostgreSQL writes in groups");
+        assert_eq!(group.lanes, 1);
+        for id in ["lane", "locked", "a0", "a1", "a2", "a3", "a4"] {
+            store
+                .write(&TaskWrite::create("", &task(id, 1)))
+                .await
+                .unwrap();
+        }
+        let pool = store.core.pool.clone();
+        let mut locker = pool.begin().await.unwrap();
+        sqlx::query("SELECT id FROM a2a_tasks WHERE id IN ('lane', 'locked') FOR UPDATE")
+            .execute(&mut *locker)
+            .await
+            .unwrap();
+        let update = |id: &'static str| {
+            let store = store.clone();
+            tokio::spawn(async move { store.write(&TaskWrite::update("", &task(id, 2), 1)).await })
+        };
+        // The lane waits on its lock; meanwhile the others queue behind it.
+        let lane = update("lane");
+        while group.queue().busy < 1 {
+            tokio::task::yield_now().await;
+        }
+        let queued: Vec<_> = ["a0", "a1", "locked", "a2", "a3", "a4"]
+            .into_iter()
+            .map(|id| (id, update(id)))
+            .collect();
+        while group.queue().waiting.len() < queued.len() {
+            tokio::task::yield_now().await;
+        }
+        assert!(matches!(lane.await.unwrap(), Err(StoreError::Busy(_))));
+        for (id, write) in queued {
+            match (id, write.await.unwrap()) {
+                ("locked", outcome) => {
+                    assert!(matches!(outcome, Err(StoreError::Busy(_))), "{outcome:?}")
+                }
+                (_, outcome) => assert!(
+                    matches!(outcome, Ok(WriteOutcome::Written)),
+                    "{id}: {outcome:?}"
+                ),
+            }
+        }
+        assert_eq!(group.groups.load(Relaxed), 1, "the six went in one group");
+        locker.rollback().await.unwrap();
         admin
             .execute(format!("DROP SCHEMA {schema} CASCADE").as_str())
             .await

@@ -111,17 +111,18 @@ async fn listen(pool: PgPool, hub: Weak<NoticeHub>) {
     }
 }
 
-/// The store's group writer (see [`group`]), with half the pool's connections as lanes: the
-/// other half stays for reads and transactions.
+/// The store's group writer (see [`group`]), with a quarter of the pool's connections as
+/// lanes (two for the default pool of eight): fewer lanes make bigger groups, which is where
+/// the database saves; more let more statements run at once on a database with more cores.
+/// The other connections stay for reads and transactions.
 async fn open_group(
     core: &statements::SqlCore,
 ) -> Result<Option<Arc<group::GroupWriter>>, StoreError> {
     let connections = usize::try_from(core.pool.options().get_max_connections()).unwrap_or(1);
-    let lanes = std::env::var("A2A_PG_LANES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(connections / 2);
-    Ok(Some(group::GroupWriter::new(core.pool.clone(), lanes)))
+    Ok(Some(group::GroupWriter::new(
+        core.pool.clone(),
+        connections / 4,
+    )))
 }
 
 mod statements {
