@@ -262,9 +262,14 @@ impl GroupWriter {
                 }
             }
             Ok(_) => {
-                // Not what the statement promises; each write runs alone rather than guess.
-                for (answer, row) in answers.into_iter().zip(rows) {
-                    let _ = answer.send(Answer::Alone(Box::new(row)));
+                // Not what the statement promises (an answer per write). It committed, so
+                // running a write again would misreport it; say so instead of guessing.
+                for answer in answers {
+                    let _ = answer.send(Answer::Failed(StoreError::Backend(
+                        "a group write's answers did not cover its writes; read the tasks \
+                         again before retrying"
+                            .into(),
+                    )));
                 }
             }
             // The statement failed in the database and rolled back whole: which write it
