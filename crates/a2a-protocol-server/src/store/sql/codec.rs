@@ -84,6 +84,57 @@ pub(crate) fn encode_events(
         .collect()
 }
 
+/// A write's task columns and new messages, encoded and owned: what a write waiting in a
+/// group writer's queue carries (both SQL stores have one).
+pub(crate) struct EncodedTask {
+    pub(crate) tenant: String,
+    pub(crate) id: String,
+    pub(crate) context_id: String,
+    pub(crate) state: &'static str,
+    pub(crate) status_millis: i64,
+    pub(crate) terminal: bool,
+    pub(crate) head: String,
+    pub(crate) generation: i64,
+    pub(crate) owner: Option<String>,
+    pub(crate) recoveries: Option<i32>,
+    /// (place in the history, body) of each new message.
+    pub(crate) messages: Vec<(i64, String)>,
+}
+
+impl EncodedTask {
+    /// `write`'s task as stored under `tenant` (the store's, which may not be the request's).
+    pub(crate) fn new(
+        tenant: &str,
+        write: &crate::store::TaskWrite<'_>,
+    ) -> Result<Self, StoreError> {
+        let task = &**write.task;
+        let first_new = task.history.len().saturating_sub(write.new_messages);
+        let messages = task.history[first_new..]
+            .iter()
+            .enumerate()
+            .map(|(i, message)| {
+                let seq = i64::try_from(first_new + i).unwrap_or(i64::MAX);
+                Ok((seq, encode_message(message)?))
+            })
+            .collect::<Result<Vec<_>, StoreError>>()?;
+        Ok(Self {
+            tenant: tenant.to_owned(),
+            id: task.id.to_string(),
+            context_id: task.context_id.to_string(),
+            state: task.status.state.as_str(),
+            status_millis: super::status_millis(task),
+            terminal: task.status.state.is_terminal(),
+            head: encode_head(task)?,
+            generation: i64::try_from(task.generation).unwrap_or(i64::MAX),
+            owner: write.owner.map(str::to_owned),
+            recoveries: write
+                .recoveries
+                .map(|n| i32::try_from(n).unwrap_or(i32::MAX)),
+            messages,
+        })
+    }
+}
+
 pub(crate) fn encode_push_config(
     config: &a2a_protocol_types::push::TaskPushNotificationConfig,
 ) -> Result<String, StoreError> {

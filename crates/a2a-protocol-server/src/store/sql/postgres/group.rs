@@ -337,7 +337,7 @@ fn take_group(waiting: &mut VecDeque<Waiting>) -> Vec<Waiting> {
     for w in waiting.drain(..) {
         let fits = group.len() < MOST_PER_STATEMENT
             && matches!(w.row.kind, Kind::Create { .. }) == creates
-            && tasks.insert((w.row.tenant.clone(), w.row.id.clone()));
+            && tasks.insert((w.row.task.tenant.clone(), w.row.task.id.clone()));
         if fits {
             group.push(w);
         } else {
@@ -374,23 +374,23 @@ impl<'a> Heads<'a> {
     fn of(rows: &'a [Row]) -> Self {
         let mut heads = Heads::default();
         for (ord, row) in (1..).zip(rows) {
-            heads.tenant.push(&row.tenant);
-            heads.id.push(&row.id);
-            heads.context_id.push(&row.context_id);
-            heads.state.push(row.state);
-            heads.status_millis.push(row.status_millis);
-            heads.terminal.push(row.terminal);
-            heads.head.push(&row.head);
-            heads.generation.push(row.generation);
-            heads.owner.push(row.owner.as_deref());
-            heads.recoveries.push(row.recoveries);
+            heads.tenant.push(&row.task.tenant);
+            heads.id.push(&row.task.id);
+            heads.context_id.push(&row.task.context_id);
+            heads.state.push(row.task.state);
+            heads.status_millis.push(row.task.status_millis);
+            heads.terminal.push(row.task.terminal);
+            heads.head.push(&row.task.head);
+            heads.generation.push(row.task.generation);
+            heads.owner.push(row.task.owner.as_deref());
+            heads.recoveries.push(row.task.recoveries);
             heads
                 .push_id
                 .push(row.push.as_ref().map(|(id, _)| id.as_str()));
             heads
                 .push_body
                 .push(row.push.as_ref().map(|(_, body)| body.as_str()));
-            for (seq, body) in &row.messages {
+            for (seq, body) in &row.task.messages {
                 heads.message_of.push(ord);
                 heads.message_seq.push(*seq);
                 heads.message_body.push(body);

@@ -16,8 +16,7 @@ use super::statements::{SqlCore, held_key};
 use super::{CHANNEL, classify};
 use crate::store::sql::coordinate::encode_notice;
 use crate::store::sql::{
-    caller_column, encode_events, encode_head, encode_message, encode_push_config, now_millis,
-    status_millis,
+    EncodedTask, caller_column, encode_events, encode_push_config, now_millis,
 };
 use crate::store::{StoreError, TaskWrite, WriteOutcome};
 
@@ -88,18 +87,7 @@ SELECT (SELECT count(*) FROM head), (SELECT count(*) FROM notice)";
 /// A write made ready for a statement: everything encoded and owned, so it can wait in the
 /// group writer's queue (`super::group`) or be bound at once.
 pub(super) struct Row {
-    pub(super) tenant: String,
-    pub(super) id: String,
-    pub(super) context_id: String,
-    pub(super) state: &'static str,
-    pub(super) status_millis: i64,
-    pub(super) terminal: bool,
-    pub(super) head: String,
-    pub(super) generation: i64,
-    pub(super) owner: Option<String>,
-    pub(super) recoveries: Option<i32>,
-    /// The new messages, by their place in the history.
-    pub(super) messages: Vec<(i64, String)>,
+    pub(super) task: EncodedTask,
     /// The push config saved with the write: its id and body.
     pub(super) push: Option<(String, String)>,
     pub(super) kind: Kind,
@@ -138,15 +126,6 @@ impl Row {
         }
         let tenant = core.task_tenant(write.tenant);
         let task = &**write.task;
-        let first_new = task.history.len().saturating_sub(write.new_messages);
-        let messages = task.history[first_new..]
-            .iter()
-            .enumerate()
-            .map(|(i, message)| {
-                let seq = i64::try_from(first_new + i).unwrap_or(i64::MAX);
-                Ok((seq, encode_message(message)?))
-            })
-            .collect::<Result<Vec<_>, StoreError>>()?;
         let push = write
             .push_config
             .map(|c| Ok::<_, StoreError>((c.id.clone(), encode_push_config(c)?)))
@@ -176,19 +155,7 @@ impl Row {
             }
         };
         Ok(Some(Self {
-            tenant: tenant.to_owned(),
-            id: task.id.to_string(),
-            context_id: task.context_id.to_string(),
-            state: task.status.state.as_str(),
-            status_millis: status_millis(task),
-            terminal: task.status.state.is_terminal(),
-            head: encode_head(task)?,
-            generation: i64::try_from(task.generation).unwrap_or(i64::MAX),
-            owner: write.owner.map(str::to_owned),
-            recoveries: write
-                .recoveries
-                .map(|n| i32::try_from(n).unwrap_or(i32::MAX)),
-            messages,
+            task: EncodedTask::new(tenant, write)?,
             push,
             kind,
         }))
@@ -239,18 +206,19 @@ pub(super) async fn alone(pool: &sqlx::PgPool, row: &Row) -> Result<Done, sqlx::
         Kind::Create { .. } => CREATE,
         Kind::Update { .. } => UPDATE,
     })
-    .bind(&row.tenant)
-    .bind(&row.id)
-    .bind(&row.context_id)
-    .bind(row.state)
-    .bind(row.status_millis)
+    .bind(&row.task.tenant)
+    .bind(&row.task.id)
+    .bind(&row.task.context_id)
+    .bind(row.task.state)
+    .bind(row.task.status_millis)
     .bind(now_millis())
-    .bind(row.terminal)
-    .bind(&row.head)
-    .bind(row.generation)
-    .bind(row.owner.as_deref())
-    .bind(row.recoveries);
+    .bind(row.task.terminal)
+    .bind(&row.task.head)
+    .bind(row.task.generation)
+    .bind(row.task.owner.as_deref())
+    .bind(row.task.recoveries);
     let (seqs, bodies): (Vec<i64>, Vec<&str>) = row
+        .task
         .messages
         .iter()
         .map(|(seq, body)| (*seq, body.as_str()))

@@ -19,8 +19,7 @@ use rusqlite::{Connection, OptionalExtension as _, params};
 use tokio::sync::oneshot;
 
 use crate::store::sql::{
-    caller_column, encode_events, encode_head, encode_message, encode_push_config, holder_outcome,
-    now_millis, status_millis,
+    EncodedTask, caller_column, encode_events, encode_push_config, holder_outcome, now_millis,
 };
 use crate::store::{KeyClaim, StoreError, TaskWrite, WriteOutcome};
 
@@ -60,21 +59,10 @@ struct Job {
 
 /// A task write with everything encoded and owned, ready for the writer thread.
 struct OwnedWrite {
-    tenant: String,
-    task_id: String,
-    context_id: String,
-    state: &'static str,
-    status_millis: i64,
-    terminal: bool,
-    head: String,
-    generation: i64,
-    owner: Option<String>,
-    recoveries: Option<i32>,
+    task: EncodedTask,
     /// The revision the writer read; `None` creates the task.
     expected: Option<i64>,
     caller: Option<String>,
-    /// (seq, body) of each new history message.
-    messages: Vec<(i64, String)>,
     /// (id, body) of a push config saved with the task.
     push_config: Option<(String, String)>,
     /// (generation, body) of each event, oldest first.
@@ -84,29 +72,10 @@ struct OwnedWrite {
 
 impl OwnedWrite {
     fn encode(tenant: &str, write: &TaskWrite<'_>) -> Result<Self, StoreError> {
-        let task = &**write.task;
-        let first_new = task.history.len().saturating_sub(write.new_messages);
-        let messages = task.history[first_new..]
-            .iter()
-            .enumerate()
-            .map(|(i, message)| Ok((to_i64(first_new + i), encode_message(message)?)))
-            .collect::<Result<Vec<_>, StoreError>>()?;
         Ok(Self {
-            tenant: tenant.to_owned(),
-            task_id: task.id.to_string(),
-            context_id: task.context_id.to_string(),
-            state: task.status.state.as_str(),
-            status_millis: status_millis(task),
-            terminal: task.status.state.is_terminal(),
-            head: encode_head(task)?,
-            generation: i64::try_from(task.generation).unwrap_or(i64::MAX),
-            owner: write.owner.map(str::to_owned),
-            recoveries: write
-                .recoveries
-                .map(|n| i32::try_from(n).unwrap_or(i32::MAX)),
+            task: EncodedTask::new(tenant, write)?,
             expected: write.expected.map(|r| i64::try_from(r).unwrap_or(i64::MAX)),
             caller: write.caller.map(str::to_owned),
-            messages,
             push_config: write
                 .push_config
                 .map(|c| Ok::<_, StoreError>((c.id.to_string(), encode_push_config(c)?)))
@@ -115,10 +84,6 @@ impl OwnedWrite {
             claim: write.claim.cloned(),
         })
     }
-}
-
-fn to_i64(n: usize) -> i64 {
-    i64::try_from(n).unwrap_or(i64::MAX)
 }
 
 impl GroupWriter {
@@ -385,17 +350,17 @@ fn apply(connection: &Connection, write: &OwnedWrite) -> Result<WriteOutcome, St
         .prepare_cached(sql)
         .and_then(|mut statement| {
             statement.execute(params![
-                write.tenant,
-                write.task_id,
-                write.context_id,
-                write.state,
-                write.status_millis,
+                write.task.tenant,
+                write.task.id,
+                write.task.context_id,
+                write.task.state,
+                write.task.status_millis,
                 now,
-                write.terminal,
-                write.head,
-                write.generation,
-                write.owner,
-                write.recoveries,
+                write.task.terminal,
+                write.task.head,
+                write.task.generation,
+                write.task.owner,
+                write.task.recoveries,
                 last,
             ])
         })
@@ -420,15 +385,15 @@ fn apply(connection: &Connection, write: &OwnedWrite) -> Result<WriteOutcome, St
         }
         return Ok(WriteOutcome::Stale);
     }
-    if !write.messages.is_empty() {
+    if !write.task.messages.is_empty() {
         let mut insert = connection
             .prepare_cached(
                 "INSERT INTO a2a_task_messages (tenant, task_id, seq, body) VALUES (?1, ?2, ?3, ?4)",
             )
             .map_err(classify)?;
-        for (seq, body) in &write.messages {
+        for (seq, body) in &write.task.messages {
             insert
-                .execute(params![write.tenant, write.task_id, seq, body])
+                .execute(params![write.task.tenant, write.task.id, seq, body])
                 .map_err(classify)?;
         }
     }
@@ -440,20 +405,19 @@ fn apply(connection: &Connection, write: &OwnedWrite) -> Result<WriteOutcome, St
                  ON CONFLICT (tenant, task_id, id) DO UPDATE SET body = excluded.body",
             )
             .and_then(|mut statement| {
-                statement.execute(params![write.tenant, write.task_id, id, body, now])
+                statement.execute(params![write.task.tenant, write.task.id, id, body, now])
             })
             .map_err(classify)?;
     }
     for (generation, event) in &write.events {
+        let args = params![write.task.tenant, write.task.id, generation, event, now];
         connection
             .prepare_cached(
                 "INSERT INTO a2a_task_events (tenant, task_id, generation, body, created_millis) \
                  VALUES (?1, ?2, ?3, ?4, ?5) \
                  ON CONFLICT (tenant, task_id, generation) DO NOTHING",
             )
-            .and_then(|mut statement| {
-                statement.execute(params![write.tenant, write.task_id, generation, event, now])
-            })
+            .and_then(|mut statement| statement.execute(args))
             .map_err(classify)?;
         // The outbox: a notification per push config of the task, in the same transaction,
         // so none is lost and none announces an event not written.
@@ -465,9 +429,7 @@ fn apply(connection: &Connection, write: &OwnedWrite) -> Result<WriteOutcome, St
                  WHERE tenant = ?1 AND task_id = ?2 \
                  ON CONFLICT (tenant, task_id, config_id, generation) DO NOTHING",
             )
-            .and_then(|mut statement| {
-                statement.execute(params![write.tenant, write.task_id, generation, event, now])
-            })
+            .and_then(|mut statement| statement.execute(args))
             .map_err(classify)?;
     }
     Ok(WriteOutcome::Written)
