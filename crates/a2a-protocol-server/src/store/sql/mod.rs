@@ -3,8 +3,9 @@
 //! Statements use `$n` placeholders, which both databases accept, and are generated for each
 //! driver by the macros of [`core`], [`coordinate`] and [`store`]. A task is a head row (the
 //! task without its history, its revision, generation and turn), one row per history message
-//! and one per recent event; every write is atomic (one statement or transaction on
-//! PostgreSQL, a part of a group commit undone alone on SQLite), conditional on the revision its
+//! and one per recent event; every write is atomic (on PostgreSQL one statement, alone or as
+//! its rows of a group statement, or one transaction; on SQLite a part of a group commit undone
+//! alone), conditional on the revision its
 //! writer read, and takes an idempotency key, writes the head, appends messages and records
 //! its events together. The key's primary key makes racing claims, from any connection or
 //! process, resolve to exactly one winner.

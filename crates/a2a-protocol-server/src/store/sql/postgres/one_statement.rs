@@ -1,7 +1,8 @@
 //! PostgreSQL writes in one statement: the head, its messages, its event (with a push
 //! notification per config of the task, the outbox) and its notice as
 //! data-modifying CTEs, so an event costs one round trip instead of a transaction's five. A
-//! statement is atomic by itself. The notice goes only to a task some process follows from
+//! statement is atomic by itself. Writes that queue while the database is busy share a
+//! statement of the same shape over arrays ([`super::group`]). The notice goes only to a task some process follows from
 //! outside (`a2a_followers`): a commit that notifies takes a lock every such commit shares,
 //! which the common write, followed by nobody, should not pay for.
 //!
