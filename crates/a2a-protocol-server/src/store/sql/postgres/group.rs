@@ -845,4 +845,56 @@ mod tests {
             .await
             .unwrap();
     }
+
+    /// A write running alone whose caller gives up hands its lane back, and the writes that
+    /// queued behind it still run (here while the abandoned statement's row stays locked).
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn writes_queued_behind_an_abandoned_write_still_run() {
+        let Some((store, admin, schema)) = store_with(4, None).await else {
+            return;
+        };
+        let group = store
+            .core
+            .group
+            .clone()
+            .expect("PostgreSQL writes in groups");
+        for id in ["lane", "b0", "b1", "b2"] {
+            store
+                .write(&TaskWrite::create("", &task(id, 1)))
+                .await
+                .unwrap();
+        }
+        let pool = store.core.pool.clone();
+        let mut locker = pool.begin().await.unwrap();
+        sqlx::query("SELECT id FROM a2a_tasks WHERE id = 'lane' FOR UPDATE")
+            .execute(&mut *locker)
+            .await
+            .unwrap();
+        let update = |id: &'static str| {
+            let store = store.clone();
+            tokio::spawn(async move { store.write(&TaskWrite::update("", &task(id, 2), 1)).await })
+        };
+        let abandoned = update("lane");
+        while group.queue().busy < 1 {
+            tokio::task::yield_now().await;
+        }
+        let queued: Vec<_> = ["b0", "b1", "b2"].into_iter().map(update).collect();
+        while group.queue().waiting.len() < queued.len() {
+            tokio::task::yield_now().await;
+        }
+        abandoned.abort();
+        // Bounded, so a lane never given back fails the test instead of hanging it.
+        for write in queued {
+            let outcome = tokio::time::timeout(std::time::Duration::from_secs(60), write)
+                .await
+                .expect("the queued write ran")
+                .unwrap();
+            assert!(matches!(outcome, Ok(WriteOutcome::Written)), "{outcome:?}");
+        }
+        locker.rollback().await.unwrap();
+        admin
+            .execute(format!("DROP SCHEMA {schema} CASCADE").as_str())
+            .await
+            .unwrap();
+    }
 }
