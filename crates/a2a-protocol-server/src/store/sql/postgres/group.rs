@@ -11,7 +11,7 @@
 //! outcome is its own) into one statement. A statement that fails in the database rolls back
 //! whole; its writes then run again one by one, so only a write that fails alone fails.
 
-use std::collections::{HashSet, VecDeque};
+use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
 use sqlx::PgPool;
@@ -331,13 +331,15 @@ fn take_group(waiting: &mut VecDeque<Waiting>) -> Vec<Waiting> {
         return Vec::new();
     };
     let creates = matches!(first.row.kind, Kind::Create { .. });
-    let mut tasks = HashSet::new();
-    let mut group = Vec::new();
+    let mut group: Vec<Waiting> = Vec::new();
     let mut rest = VecDeque::with_capacity(waiting.len());
     for w in waiting.drain(..) {
+        // A scan, not a set: a group is small, and a set would copy every key.
         let fits = group.len() < MOST_PER_STATEMENT
             && matches!(w.row.kind, Kind::Create { .. }) == creates
-            && tasks.insert((w.row.task.tenant.clone(), w.row.task.id.clone()));
+            && !group
+                .iter()
+                .any(|g| g.row.task.id == w.row.task.id && g.row.task.tenant == w.row.task.tenant);
         if fits {
             group.push(w);
         } else {
@@ -606,6 +608,29 @@ mod tests {
         Some((Arc::new(store), admin, schema))
     }
 
+    /// Updates task `id` from revision 1, in a task of its own.
+    fn update(
+        store: &Arc<PostgresTaskStore>,
+        id: &'static str,
+    ) -> tokio::task::JoinHandle<Result<WriteOutcome, StoreError>> {
+        let store = store.clone();
+        tokio::spawn(async move { store.write(&TaskWrite::update("", &task(id, 2), 1)).await })
+    }
+
+    /// Waits until the group writer's queue is as `ready` says.
+    async fn until(group: &super::GroupWriter, ready: impl Fn(&super::Queue) -> bool) {
+        while !ready(&group.queue()) {
+            tokio::task::yield_now().await;
+        }
+    }
+
+    async fn drop_schema(admin: sqlx::PgPool, schema: String) {
+        admin
+            .execute(format!("DROP SCHEMA {schema} CASCADE").as_str())
+            .await
+            .unwrap();
+    }
+
     fn claim(key: &str, message: &str, task: &str) -> KeyClaim {
         KeyClaim {
             scope: KeyScope::default(),
@@ -662,9 +687,7 @@ mod tests {
                 store.write(&TaskWrite::update("", &next, 1)).await
             }));
         }
-        while group.queue().busy < lanes {
-            tokio::task::yield_now().await;
-        }
+        until(&group, |q| q.busy >= lanes).await;
 
         let mut writes = Vec::new();
         for i in 0..40 {
@@ -712,9 +735,7 @@ mod tests {
                     .await
             })
         };
-        while group.queue().waiting.len() < 43 {
-            tokio::task::yield_now().await;
-        }
+        until(&group, |q| q.waiting.len() >= 43).await;
         locker.commit().await.unwrap();
 
         for write in blocked {
@@ -779,10 +800,7 @@ mod tests {
             .await,
             20
         );
-        admin
-            .execute(format!("DROP SCHEMA {schema} CASCADE").as_str())
-            .await
-            .unwrap();
+        drop_schema(admin, schema).await;
     }
 
     /// A group that fails in the database (here one write's task is locked past the lock
@@ -810,22 +828,14 @@ mod tests {
             .execute(&mut *locker)
             .await
             .unwrap();
-        let update = |id: &'static str| {
-            let store = store.clone();
-            tokio::spawn(async move { store.write(&TaskWrite::update("", &task(id, 2), 1)).await })
-        };
         // The lane waits on its lock; meanwhile the others queue behind it.
-        let lane = update("lane");
-        while group.queue().busy < 1 {
-            tokio::task::yield_now().await;
-        }
+        let lane = update(&store, "lane");
+        until(&group, |q| q.busy >= 1).await;
         let queued: Vec<_> = ["a0", "a1", "locked", "a2", "a3", "a4"]
             .into_iter()
-            .map(|id| (id, update(id)))
+            .map(|id| (id, update(&store, id)))
             .collect();
-        while group.queue().waiting.len() < queued.len() {
-            tokio::task::yield_now().await;
-        }
+        until(&group, |q| q.waiting.len() >= queued.len()).await;
         assert!(matches!(lane.await.unwrap(), Err(StoreError::Busy(_))));
         for (id, write) in queued {
             match (id, write.await.unwrap()) {
@@ -840,10 +850,7 @@ mod tests {
         }
         assert_eq!(group.groups.load(Relaxed), 1, "the six went in one group");
         locker.rollback().await.unwrap();
-        admin
-            .execute(format!("DROP SCHEMA {schema} CASCADE").as_str())
-            .await
-            .unwrap();
+        drop_schema(admin, schema).await;
     }
 
     /// A write running alone whose caller gives up hands its lane back, and the writes that
@@ -870,18 +877,13 @@ mod tests {
             .execute(&mut *locker)
             .await
             .unwrap();
-        let update = |id: &'static str| {
-            let store = store.clone();
-            tokio::spawn(async move { store.write(&TaskWrite::update("", &task(id, 2), 1)).await })
-        };
-        let abandoned = update("lane");
-        while group.queue().busy < 1 {
-            tokio::task::yield_now().await;
-        }
-        let queued: Vec<_> = ["b0", "b1", "b2"].into_iter().map(update).collect();
-        while group.queue().waiting.len() < queued.len() {
-            tokio::task::yield_now().await;
-        }
+        let abandoned = update(&store, "lane");
+        until(&group, |q| q.busy >= 1).await;
+        let queued: Vec<_> = ["b0", "b1", "b2"]
+            .into_iter()
+            .map(|id| update(&store, id))
+            .collect();
+        until(&group, |q| q.waiting.len() >= queued.len()).await;
         abandoned.abort();
         // Bounded, so a lane never given back fails the test instead of hanging it.
         for write in queued {
@@ -892,9 +894,6 @@ mod tests {
             assert!(matches!(outcome, Ok(WriteOutcome::Written)), "{outcome:?}");
         }
         locker.rollback().await.unwrap();
-        admin
-            .execute(format!("DROP SCHEMA {schema} CASCADE").as_str())
-            .await
-            .unwrap();
+        drop_schema(admin, schema).await;
     }
 }
