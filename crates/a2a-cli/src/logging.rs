@@ -32,16 +32,20 @@ pub(crate) fn init(
         .unwrap_or_else(|| default_level.to_owned());
     let filter = LogFilter::parse(&spec, default_level);
     let Some(provider) = tracer else {
-        // One filter for the whole subscriber: cheaper on every span entered than a filter
-        // per layer, which only the OpenTelemetry export below needs.
-        let global = match filter {
-            LogFilter::Targets(targets) => targets.boxed(),
-            LogFilter::Env(env) => env.boxed(),
-        };
-        tracing_subscriber::registry()
-            .with(global)
-            .with(log_layer())
-            .init();
+        // One filter for the whole subscriber (cheaper on every span entered than a filter
+        // per layer, which only the OpenTelemetry export below needs), and no boxed layers:
+        // every span pays each layer's hooks on open, enter, exit and close, and concrete
+        // types let the ones that do nothing compile away.
+        match filter {
+            LogFilter::Targets(targets) => tracing_subscriber::registry()
+                .with(targets)
+                .with(log_layer())
+                .init(),
+            LogFilter::Env(env) => tracing_subscriber::registry()
+                .with(env)
+                .with(log_layer())
+                .init(),
+        }
         return;
     };
     let per_layer: Box<dyn tracing_subscriber::layer::Filter<_> + Send + Sync> = match filter {
@@ -89,27 +93,31 @@ impl LogFilter {
     }
 }
 
+/// The log layer: lines on stderr, in colour on a terminal.
+type LogLayer<S> = tracing_subscriber::fmt::Layer<
+    S,
+    PlainFields,
+    tracing_subscriber::fmt::format::Format,
+    fn() -> std::io::Stderr,
+>;
+
 /// Log lines on stderr, in colour on a terminal. Span fields are formatted when each span
-/// opens (every request and turn), for the lines that may come inside it: without colours,
-/// plain `name=value` ([`PlainFields`]) costs a fraction of the default styled formatter.
-fn log_layer<S>() -> Box<dyn tracing_subscriber::Layer<S> + Send + Sync>
+/// opens (every request and turn), for the lines that may come inside it, as plain
+/// `name=value` ([`PlainFields`]), which costs a fraction of the default formatter.
+fn log_layer<S>() -> LogLayer<S>
 where
     S: tracing::Subscriber + for<'span> tracing_subscriber::registry::LookupSpan<'span>,
 {
-    use tracing_subscriber::Layer;
-
     let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
-    let logs = tracing_subscriber::fmt::layer()
-        .with_writer(std::io::stderr)
-        .with_ansi(ansi);
-    if ansi {
-        return logs.boxed();
-    }
-    logs.fmt_fields(PlainFields).boxed()
+    tracing_subscriber::fmt::layer()
+        .with_writer(std::io::stderr as fn() -> std::io::Stderr)
+        .with_ansi(ansi)
+        .fmt_fields(PlainFields)
 }
 
 /// Fields as `message name=value name=value`: the message first and bare, identifiers bare,
-/// any other text quoted and escaped (so a value cannot forge a field or a line).
+/// any other text quoted and escaped (so a value cannot forge a field or a line). On a
+/// terminal, names are in italics, as the default formatter writes them.
 struct PlainFields;
 
 thread_local! {
@@ -127,13 +135,20 @@ impl<'writer> FormatFields<'writer> for PlainFields {
         SCRATCH.with(|scratch| {
             // A writer that is itself formatting fields (a field whose value logs) gets its
             // own buffer rather than a second borrow.
+            let ansi = writer.has_ansi_escapes();
             let Ok(mut out) = scratch.try_borrow_mut() else {
                 let mut out = String::new();
-                fields.record(&mut Plain { out: &mut out });
+                fields.record(&mut Plain {
+                    out: &mut out,
+                    ansi,
+                });
                 return writer.write_str(&out);
             };
             out.clear();
-            fields.record(&mut Plain { out: &mut out });
+            fields.record(&mut Plain {
+                out: &mut out,
+                ansi,
+            });
             let written = writer.write_str(&out);
             // A burst of long lines should not pin a large buffer per thread.
             if out.capacity() > 4096 {
@@ -146,6 +161,8 @@ impl<'writer> FormatFields<'writer> for PlainFields {
 
 struct Plain<'a> {
     out: &'a mut String,
+    /// Names in italics (for a terminal).
+    ansi: bool,
 }
 
 impl Plain<'_> {
@@ -156,27 +173,34 @@ impl Plain<'_> {
         if field.name() == "message" {
             return false;
         }
-        self.out.push_str(field.name());
-        self.out.push('=');
+        if self.ansi {
+            self.out.push_str("\x1b[3m");
+            self.out.push_str(field.name());
+            self.out.push_str("\x1b[0m\x1b[2m=\x1b[0m");
+        } else {
+            self.out.push_str(field.name());
+            self.out.push('=');
+        }
         true
     }
 }
 
-/// Whether a text can be written bare: an id, a name, an address. Checked for every field
-/// of every span, so by table.
+/// Whether a text can be written bare: an id, a name, an address (ASCII letters and digits,
+/// `-`, `_`, `.`, `:`, `/`). Checked for every field of every span, so by comparisons that
+/// look at every byte without stopping early, which the compiler turns into vector compares.
 fn is_bare(value: &str) -> bool {
-    const BARE: [bool; 256] = {
-        let mut table = [false; 256];
-        let mut byte = 0;
-        while byte < 256 {
-            let b = byte as u8;
-            table[byte] =
-                b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b':' | b'/');
-            byte += 1;
-        }
-        table
-    };
-    !value.is_empty() && value.bytes().all(|b| BARE[usize::from(b)])
+    !value.is_empty()
+        && value
+            .bytes()
+            .fold(true, |bare, byte| bare & is_bare_byte(byte))
+}
+
+fn is_bare_byte(byte: u8) -> bool {
+    // `-`, `.`, `/`, the digits and `:` are one run of ASCII (0x2d..=0x3a); setting bit 5
+    // maps upper-case letters onto lower-case ones and nothing else onto them.
+    let letter = (byte | 0x20).wrapping_sub(b'a') < 26;
+    let run = byte.wrapping_sub(b'-') <= b':' - b'-';
+    letter | run | (byte == b'_')
 }
 
 impl Visit for Plain<'_> {
@@ -221,5 +245,53 @@ mod tests {
         assert!(!is_bare("two words"));
         assert!(!is_bare("a\nforged=line"));
         assert!(!is_bare(""));
+        // Every byte agrees with the rule as written plainly.
+        for byte in 0..=u8::MAX {
+            let plain = byte.is_ascii_alphanumeric() || b"-_.:/".contains(&byte);
+            assert_eq!(is_bare_byte(byte), plain, "byte {byte:#04x}");
+        }
+        assert!(!is_bare("id,other"));
+        assert!(!is_bare("caf\u{e9}"));
+    }
+
+    /// A log line for an event inside a span, written with [`PlainFields`].
+    fn line(ansi: bool) -> String {
+        use std::sync::{Arc, Mutex};
+        #[derive(Clone, Default)]
+        struct Buffer(Arc<Mutex<Vec<u8>>>);
+        impl std::io::Write for Buffer {
+            fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+                self.0.lock().unwrap().extend_from_slice(bytes);
+                Ok(bytes.len())
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let buffer = Buffer::default();
+        let written = buffer.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .with_ansi(ansi)
+            .fmt_fields(PlainFields)
+            .with_writer(move || written.clone())
+            .finish();
+        tracing::subscriber::with_default(subscriber, || {
+            let _span = tracing::info_span!("agent_turn", task_id = "t-1").entered();
+            tracing::info!(note = "two words", "stored");
+        });
+        String::from_utf8(buffer.0.lock().unwrap().clone()).unwrap()
+    }
+
+    #[test]
+    fn fields_are_plain_in_a_file_and_names_italic_on_a_terminal() {
+        let plain = line(false);
+        assert!(plain.contains("agent_turn{task_id=t-1}"), "{plain}");
+        assert!(plain.contains("stored note=\"two words\""), "{plain}");
+        let coloured = line(true);
+        assert!(
+            coloured.contains("\x1b[3mtask_id\x1b[0m\x1b[2m=\x1b[0mt-1"),
+            "{coloured:?}"
+        );
+        assert!(coloured.contains("\x1b[3mnote\x1b[0m"), "{coloured:?}");
     }
 }

@@ -42,6 +42,7 @@ mod embedding;
 pub mod executor;
 mod handler;
 pub mod idempotency;
+mod in_span;
 pub mod push;
 mod runtime;
 mod server;

@@ -148,13 +148,21 @@ impl TraceContext {
     }
 
     /// The trace id as 32 lower-case hex digits.
-    pub fn trace_id(&self) -> String {
-        hex(&self.trace_id)
+    ///
+    /// ```
+    /// use a2a_protocol_types::trace::TraceContext;
+    ///
+    /// let context = TraceContext::from_parts([0xab; 16], [1; 8], true).expect("valid ids");
+    /// assert_eq!(context.trace_id(), "abababababababababababababababab");
+    /// assert_eq!(context.trace_id().to_string().len(), 32);
+    /// ```
+    pub fn trace_id(&self) -> HexId<32> {
+        HexId::of(&self.trace_id)
     }
 
     /// The span id (the parent of what happens next) as 16 lower-case hex digits.
-    pub fn span_id(&self) -> String {
-        hex(&self.span_id)
+    pub fn span_id(&self) -> HexId<16> {
+        HexId::of(&self.span_id)
     }
 
     /// Whether the caller records this trace.
@@ -169,8 +177,8 @@ impl fmt::Display for TraceContext {
         write!(
             f,
             "00-{}-{}-{:02x}",
-            hex(&self.trace_id),
-            hex(&self.span_id),
+            self.trace_id(),
+            self.span_id(),
             self.flags
         )
     }
@@ -212,19 +220,67 @@ fn fill_random(bytes: &mut [u8]) {
     }
 }
 
-/// Lower-case hex, by table: ids are rendered for every request (spans, headers), and the
-/// formatting machinery costs several times more per digit.
-fn hex(bytes: &[u8]) -> String {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    // Bytes, not chars: pushing a char encodes it as UTF-8 each time, and every request
-    // pays this for its span's trace id.
-    let mut out = Vec::with_capacity(bytes.len() * 2);
-    for &byte in bytes {
-        out.push(DIGITS[usize::from(byte >> 4)]);
-        out.push(DIGITS[usize::from(byte & 0x0f)]);
+/// An id as `N` lower-case hex digits, held inline: a request renders its trace id for its
+/// span, and a `String` would be an allocation per request for it. Reads as a `&str`
+/// ([`as_str`](Self::as_str), `Deref`) and compares with one.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct HexId<const N: usize>([u8; N]);
+
+impl<const N: usize> HexId<N> {
+    /// The digits of `bytes`, which hold `N / 2` bytes (the callers above pass exactly that).
+    fn of(bytes: &[u8]) -> Self {
+        const DIGITS: &[u8; 16] = b"0123456789abcdef";
+        let mut out = [b'0'; N];
+        for (pair, &byte) in out.chunks_exact_mut(2).zip(bytes) {
+            pair[0] = DIGITS[usize::from(byte >> 4)];
+            pair[1] = DIGITS[usize::from(byte & 0x0f)];
+        }
+        Self(out)
     }
-    // Only ASCII digits went in, so this never falls back.
-    String::from_utf8(out).unwrap_or_default()
+
+    /// The digits as text.
+    pub fn as_str(&self) -> &str {
+        // Only ASCII hex digits are ever stored, so this never falls back.
+        std::str::from_utf8(&self.0).unwrap_or_default()
+    }
+}
+
+impl<const N: usize> std::ops::Deref for HexId<N> {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl<const N: usize> AsRef<str> for HexId<N> {
+    fn as_ref(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl<const N: usize> fmt::Display for HexId<N> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl<const N: usize> fmt::Debug for HexId<N> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self.as_str(), f)
+    }
+}
+
+impl<const N: usize> PartialEq<str> for HexId<N> {
+    fn eq(&self, other: &str) -> bool {
+        self.as_str() == other
+    }
+}
+
+impl<const N: usize> PartialEq<&str> for HexId<N> {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
 }
 
 fn hex_array<const N: usize>(text: &str) -> Option<[u8; N]> {
@@ -289,5 +345,10 @@ mod tests {
         assert_eq!(TraceContext::parse(&root.to_string()), Some(root));
         assert_eq!(root.trace_id().len(), 32);
         assert_eq!(root.span_id().len(), 16);
+        let known = TraceContext::parse("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")
+            .expect("valid");
+        assert_eq!(known.trace_id(), "4bf92f3577b34da6a3ce929d0e0e4736");
+        assert_eq!(known.span_id().as_str(), "00f067aa0ba902b7");
+        assert_eq!(format!("{:?}", known.span_id()), "\"00f067aa0ba902b7\"");
     }
 }

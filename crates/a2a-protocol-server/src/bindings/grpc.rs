@@ -12,11 +12,11 @@ use a2a_protocol_grpc::status::to_status;
 use a2a_protocol_types::{A2aError, StreamResponse};
 use futures::{Stream, StreamExt};
 use tonic::{Request, Response, Status};
-use tracing::Instrument;
 
 use super::AppState;
 use super::common::{self, activated_extensions};
 use crate::handler::{CallContext, EventStream};
+use crate::in_span::in_span;
 use crate::telemetry;
 
 /// The path prefix of the service's methods.
@@ -72,9 +72,7 @@ impl Grpc {
         let mut ctx = common::call_context(&self.state, &headers, extensions);
         let span = common::request_span(&self.state, "grpc", operation, &headers, &mut ctx);
         let timer = telemetry::RequestTimer::start("grpc", operation);
-        let outcome = common::within_deadline(ctx.deadline, call(ctx))
-            .instrument(span)
-            .await;
+        let outcome = in_span(common::within_deadline(ctx.deadline, call(ctx)), span).await;
         timer.finish(&self.state.metrics, outcome.as_ref().err());
         let (value, ctx, declared) = outcome.map_err(|error| to_status(&error))?;
         let mut response = Response::new(value);

@@ -2,6 +2,7 @@
 //! Errors answer HTTP 200 with a JSON-RPC error object, except a retryable refusal (503 with
 //! `Retry-After`) and an oversized body (413).
 
+use crate::in_span::in_span;
 use crate::telemetry;
 use a2a_protocol_types::jsonrpc::{JSONRPC_VERSION, JsonRpcId, JsonRpcResponse, methods};
 use a2a_protocol_types::{A2aError, ErrorKind};
@@ -13,7 +14,6 @@ use http::{HeaderValue, Request, StatusCode};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use serde_json::value::RawValue;
-use tracing::Instrument;
 
 use super::common::{self, activated_extensions};
 use super::envelope::{Envelope, Params};
@@ -235,18 +235,20 @@ pub(crate) async fn handle(State(state): State<AppState>, request: Request<Body>
     let operation = telemetry::operation_label(&request.method);
     let span = common::request_span(&state, "jsonrpc", operation, &parts.headers, &mut ctx);
     let timer = telemetry::RequestTimer::start("jsonrpc", operation);
-    let outcome = common::within_deadline(
-        ctx.deadline,
-        dispatch(
-            &state.handler,
-            &id,
-            &request.method,
-            request.params,
-            &ctx,
-            &mut declared,
+    let outcome = in_span(
+        common::within_deadline(
+            ctx.deadline,
+            dispatch(
+                &state.handler,
+                &id,
+                &request.method,
+                request.params,
+                &ctx,
+                &mut declared,
+            ),
         ),
+        span,
     )
-    .instrument(span)
     .await;
     timer.finish(&state.metrics, outcome.as_ref().err());
     let mut response = match outcome {

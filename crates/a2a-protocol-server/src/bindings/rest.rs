@@ -1,6 +1,7 @@
 //! The HTTP+JSON binding (spec §11): resource paths (optionally under `/{tenant}`), query
 //! parameters for reads, SSE for streams, and `google.rpc.Status` error bodies.
 
+use crate::in_span::in_span;
 use crate::telemetry;
 use std::collections::HashMap;
 
@@ -14,7 +15,6 @@ use http::{HeaderMap, HeaderValue, Method, Request, StatusCode};
 use percent_encoding::percent_decode_str;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
-use tracing::Instrument;
 
 use super::common::{self, A2A_JSON, activated_extensions};
 use super::objects::ObjectOnly;
@@ -530,11 +530,13 @@ pub(crate) async fn handle(State(state): State<AppState>, request: Request<Body>
     let label = operation.label();
     let span = common::request_span(&state, "http+json", label, &parts.headers, &mut ctx);
     let timer = telemetry::RequestTimer::start("http+json", label);
-    let outcome = common::within_deadline(
-        ctx.deadline,
-        dispatch(&state.handler, &tenant, operation, body, query, &ctx),
+    let outcome = in_span(
+        common::within_deadline(
+            ctx.deadline,
+            dispatch(&state.handler, &tenant, operation, body, query, &ctx),
+        ),
+        span,
     )
-    .instrument(span)
     .await;
     timer.finish(&state.metrics, outcome.as_ref().err());
     let mut response = match outcome {

@@ -11,7 +11,6 @@ use a2a_protocol_types::{
 };
 use futures::{FutureExt, StreamExt, stream};
 use tokio::sync::broadcast;
-use tracing::Instrument;
 
 use super::follow::EndsAt;
 use super::{CallContext, EventStream, RequestHandler, busy, validate};
@@ -492,7 +491,10 @@ impl RequestHandler {
             }
             inner.registry.end_turn(&live).await;
         };
-        tokio::spawn(trace::with_current(trace, turn).instrument(span));
+        tokio::spawn(crate::in_span::in_span(
+            trace::with_current(trace, turn),
+            span,
+        ));
     }
 
     /// Answers a unary retry the way the original was answered.
