@@ -46,7 +46,7 @@ impl From<AgentCard> for pb::AgentCard {
                 .map(|s| pb::AgentCardSignature {
                     protected: s.protected,
                     signature: s.signature,
-                    header: to_metadata(s.header),
+                    header: to_metadata(s.header.as_ref()),
                 })
                 .collect(),
             icon_url: card.icon_url,
@@ -131,7 +131,7 @@ impl From<AgentCapabilities> for pb::AgentCapabilities {
                     uri: e.uri,
                     description: e.description.unwrap_or_default(),
                     required: e.required,
-                    params: to_metadata(e.params),
+                    params: to_metadata(e.params.as_ref()),
                 })
                 .collect(),
             extended_agent_card: capabilities.extended_agent_card,

@@ -42,12 +42,14 @@ fn required<T>(value: Option<T>, field: &'static str) -> Result<T, ProtoError> {
     value.ok_or(ProtoError::Missing(field))
 }
 
-/// JSON object to `google.protobuf.Struct`.
-pub(crate) fn to_struct(metadata: Metadata) -> prost_types::Struct {
+/// JSON object to `google.protobuf.Struct`. Toward the wire, values are converted from a
+/// borrow: the server's answers are tasks it shares with its live state, which it would
+/// otherwise copy whole first.
+pub(crate) fn to_struct(metadata: &Metadata) -> prost_types::Struct {
     prost_types::Struct {
         fields: metadata
-            .into_iter()
-            .map(|(name, value)| (name, to_value(value)))
+            .iter()
+            .map(|(name, value)| (name.clone(), to_value(value)))
             .collect(),
     }
 }
@@ -61,7 +63,7 @@ pub(crate) fn from_struct(fields: prost_types::Struct) -> Metadata {
         .collect()
 }
 
-fn to_metadata(metadata: Option<Metadata>) -> Option<prost_types::Struct> {
+fn to_metadata(metadata: Option<&Metadata>) -> Option<prost_types::Struct> {
     metadata.map(to_struct)
 }
 
@@ -70,14 +72,14 @@ fn from_metadata(metadata: Option<prost_types::Struct>) -> Option<Metadata> {
 }
 
 /// JSON to `google.protobuf.Value`.
-pub(crate) fn to_value(value: Value) -> prost_types::Value {
+pub(crate) fn to_value(value: &Value) -> prost_types::Value {
     let kind = match value {
         Value::Null => Kind::NullValue(0),
-        Value::Bool(b) => Kind::BoolValue(b),
+        Value::Bool(b) => Kind::BoolValue(*b),
         Value::Number(n) => Kind::NumberValue(n.as_f64().unwrap_or(f64::NAN)),
-        Value::String(s) => Kind::StringValue(s),
+        Value::String(s) => Kind::StringValue(s.clone()),
         Value::Array(items) => Kind::ListValue(prost_types::ListValue {
-            values: items.into_iter().map(to_value).collect(),
+            values: items.iter().map(to_value).collect(),
         }),
         Value::Object(map) => Kind::StructValue(to_struct(map)),
     };

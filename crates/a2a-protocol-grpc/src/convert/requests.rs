@@ -109,7 +109,7 @@ impl From<SendMessageRequest> for pb::SendMessageRequest {
             tenant: request.tenant,
             message: Some(request.message.into()),
             configuration: request.configuration.map(Into::into),
-            metadata: to_metadata(request.metadata),
+            metadata: to_metadata(request.metadata.as_ref()),
         }
     }
 }
@@ -247,7 +247,7 @@ impl From<CancelTaskRequest> for pb::CancelTaskRequest {
         pb::CancelTaskRequest {
             tenant: request.tenant,
             id: request.id.into_string(),
-            metadata: to_metadata(request.metadata),
+            metadata: to_metadata(request.metadata.as_ref()),
         }
     }
 }

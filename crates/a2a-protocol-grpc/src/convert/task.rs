@@ -12,19 +12,21 @@ use super::{
 };
 use crate::pb;
 
-impl From<Part> for pb::Part {
-    fn from(part: Part) -> Self {
-        let content = match part.content {
-            PartContent::Text(text) => pb::part::Content::Text(text),
-            PartContent::Raw(bytes) => pb::part::Content::Raw(bytes),
-            PartContent::Url(url) => pb::part::Content::Url(url),
+// Toward the wire, each value converts from a borrow (see `to_struct`); the owned
+// conversions below are that, for callers that hold the value.
+impl From<&Part> for pb::Part {
+    fn from(part: &Part) -> Self {
+        let content = match &part.content {
+            PartContent::Text(text) => pb::part::Content::Text(text.clone()),
+            PartContent::Raw(bytes) => pb::part::Content::Raw(bytes.clone()),
+            PartContent::Url(url) => pb::part::Content::Url(url.clone()),
             PartContent::Data(data) => pb::part::Content::Data(to_value(data)),
         };
         pb::Part {
             content: Some(content),
-            metadata: to_metadata(part.metadata),
-            filename: part.filename.unwrap_or_default(),
-            media_type: part.media_type.unwrap_or_default(),
+            metadata: to_metadata(part.metadata.as_ref()),
+            filename: part.filename.clone().unwrap_or_default(),
+            media_type: part.media_type.clone().unwrap_or_default(),
         }
     }
 }
@@ -52,27 +54,35 @@ fn parts(parts: Vec<pb::Part>) -> Result<Vec<Part>, ProtoError> {
     parts.into_iter().map(Part::try_from).collect()
 }
 
-impl From<Message> for pb::Message {
-    fn from(message: Message) -> Self {
+impl From<&Message> for pb::Message {
+    fn from(message: &Message) -> Self {
         pb::Message {
-            message_id: message.id.into_string(),
-            context_id: message
-                .context_id
-                .map(ContextId::into_string)
-                .unwrap_or_default(),
-            task_id: message.task_id.map(TaskId::into_string).unwrap_or_default(),
+            message_id: message.id.as_str().to_owned(),
+            context_id: text_of(message.context_id.as_ref().map(ContextId::as_str)),
+            task_id: text_of(message.task_id.as_ref().map(TaskId::as_str)),
             role: message.role.number(),
-            parts: message.parts.into_iter().map(pb::Part::from).collect(),
-            metadata: to_metadata(message.metadata),
-            extensions: message.extensions.unwrap_or_default(),
+            parts: message.parts.iter().map(pb::Part::from).collect(),
+            metadata: to_metadata(message.metadata.as_ref()),
+            extensions: message.extensions.clone().unwrap_or_default(),
             reference_task_ids: message
                 .reference_task_ids
-                .unwrap_or_default()
-                .into_iter()
-                .map(TaskId::into_string)
+                .iter()
+                .flatten()
+                .map(|id| id.as_str().to_owned())
                 .collect(),
         }
     }
+}
+
+impl From<Message> for pb::Message {
+    fn from(message: Message) -> Self {
+        Self::from(&message)
+    }
+}
+
+/// An optional text as a proto string (unset is empty).
+fn text_of(text: Option<&str>) -> String {
+    text.map(str::to_owned).unwrap_or_default()
 }
 
 impl TryFrom<pb::Message> for Message {
@@ -97,11 +107,11 @@ pub(super) fn state(number: i32) -> TaskState {
     TaskState::from_number(number.into()).unwrap_or(TaskState::Unspecified)
 }
 
-impl From<TaskStatus> for pb::TaskStatus {
-    fn from(status: TaskStatus) -> Self {
+impl From<&TaskStatus> for pb::TaskStatus {
+    fn from(status: &TaskStatus) -> Self {
         pb::TaskStatus {
             state: status.state.number(),
-            message: status.message.map(pb::Message::from),
+            message: status.message.as_ref().map(pb::Message::from),
             timestamp: status.timestamp.map(to_timestamp),
         }
     }
@@ -122,15 +132,15 @@ impl TryFrom<pb::TaskStatus> for TaskStatus {
     }
 }
 
-impl From<Artifact> for pb::Artifact {
-    fn from(artifact: Artifact) -> Self {
+impl From<&Artifact> for pb::Artifact {
+    fn from(artifact: &Artifact) -> Self {
         pb::Artifact {
-            artifact_id: artifact.artifact_id.into_string(),
-            name: artifact.name.unwrap_or_default(),
-            description: artifact.description.unwrap_or_default(),
-            parts: artifact.parts.into_iter().map(pb::Part::from).collect(),
-            metadata: to_metadata(artifact.metadata),
-            extensions: artifact.extensions,
+            artifact_id: artifact.artifact_id.as_str().to_owned(),
+            name: artifact.name.clone().unwrap_or_default(),
+            description: artifact.description.clone().unwrap_or_default(),
+            parts: artifact.parts.iter().map(pb::Part::from).collect(),
+            metadata: to_metadata(artifact.metadata.as_ref()),
+            extensions: artifact.extensions.clone(),
         }
     }
 }
@@ -150,16 +160,22 @@ impl TryFrom<pb::Artifact> for Artifact {
     }
 }
 
+impl From<&Task> for pb::Task {
+    fn from(task: &Task) -> Self {
+        pb::Task {
+            id: task.id.as_str().to_owned(),
+            context_id: task.context_id.as_str().to_owned(),
+            status: Some((&task.status).into()),
+            artifacts: task.artifacts.iter().map(pb::Artifact::from).collect(),
+            history: task.history.iter().map(pb::Message::from).collect(),
+            metadata: to_metadata(task.metadata.as_ref()),
+        }
+    }
+}
+
 impl From<Task> for pb::Task {
     fn from(task: Task) -> Self {
-        pb::Task {
-            id: task.id.into_string(),
-            context_id: task.context_id.into_string(),
-            status: Some(task.status.into()),
-            artifacts: task.artifacts.into_iter().map(pb::Artifact::from).collect(),
-            history: task.history.into_iter().map(pb::Message::from).collect(),
-            metadata: to_metadata(task.metadata),
-        }
+        Self::from(&task)
     }
 }
 
@@ -192,8 +208,8 @@ impl From<TaskStatusUpdateEvent> for pb::TaskStatusUpdateEvent {
         pb::TaskStatusUpdateEvent {
             task_id: event.task_id.into_string(),
             context_id: event.context_id.into_string(),
-            status: Some(event.status.into()),
-            metadata: to_metadata(event.metadata),
+            status: Some((&event.status).into()),
+            metadata: to_metadata(event.metadata.as_ref()),
         }
     }
 }
@@ -217,10 +233,10 @@ impl From<TaskArtifactUpdateEvent> for pb::TaskArtifactUpdateEvent {
         pb::TaskArtifactUpdateEvent {
             task_id: event.task_id.into_string(),
             context_id: event.context_id.into_string(),
-            artifact: Some(event.artifact.into()),
+            artifact: Some((&event.artifact).into()),
             append: event.append,
             last_chunk: event.last_chunk,
-            metadata: to_metadata(event.metadata),
+            metadata: to_metadata(event.metadata.as_ref()),
         }
     }
 }

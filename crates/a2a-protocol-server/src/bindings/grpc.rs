@@ -15,7 +15,7 @@ use tonic::{Request, Response, Status};
 
 use super::AppState;
 use super::common::{self, activated_extensions};
-use crate::handler::{CallContext, EventStream};
+use crate::handler::{CallContext, EventStream, SendAnswer};
 use crate::in_span::in_span;
 use crate::telemetry;
 
@@ -100,6 +100,20 @@ impl Grpc {
     }
 }
 
+/// A send's answer on the wire, converted from the task as the server holds it: taking it
+/// out of its `Arc` would copy the whole task first (the live state shares it), and then
+/// convert the copy.
+fn send_response(answer: &SendAnswer) -> pb::SendMessageResponse {
+    use pb::send_message_response::Payload;
+    let payload = match answer {
+        SendAnswer::Task(task) => Payload::Task(pb::Task::from(&**task)),
+        SendAnswer::Message(message) => Payload::Message(pb::Message::from(message)),
+    };
+    pb::SendMessageResponse {
+        payload: Some(payload),
+    }
+}
+
 /// The extensions a send's message declares, for the response's `a2a-extensions`.
 fn declared(request: &a2a_protocol_types::SendMessageRequest) -> Vec<String> {
     request.message.extensions.clone().unwrap_or_default()
@@ -118,8 +132,8 @@ impl A2aService for Grpc {
             let declared = declared(&request);
             // Boxed here, so the future tonic boxes (and copies) is small: a send's own
             // future is several KiB.
-            let answer = Box::pin(handler.send_message(request, &ctx)).await?;
-            Ok((answer.into(), ctx, declared))
+            let answer = Box::pin(handler.send_message_answer(request, &ctx)).await?;
+            Ok((send_response(&answer), ctx, declared))
         })
         .await
     }

@@ -32,6 +32,8 @@ use crate::idempotency::Idempotency;
 use crate::runtime::{EventSink, LiveTask, Registry};
 use crate::store::{InMemoryTaskStore, TaskStore};
 
+#[cfg(feature = "grpc")]
+pub(crate) use send::SendAnswer;
 pub use validate::MAX_IDENTIFIER_BYTES;
 pub(crate) use validate::{is_reserved_tenant, reserved_tenant_error};
 
