@@ -186,8 +186,8 @@ impl Plain<'_> {
 }
 
 /// Whether a text can be written bare: an id, a name, an address (ASCII letters and digits,
-/// `-`, `_`, `.`, `:`, `/`). Checked for every field of every span, so by comparisons that
-/// look at every byte without stopping early, which the compiler turns into vector compares.
+/// `-`, `_`, `.`, `:`, `/`). Checked for every field of every span, so by three comparisons
+/// a byte and no branches (cheaper than a lookup table, measured with callgrind).
 fn is_bare(value: &str) -> bool {
     !value.is_empty()
         && value
