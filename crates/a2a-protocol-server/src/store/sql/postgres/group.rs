@@ -631,6 +631,40 @@ mod tests {
             .unwrap();
     }
 
+    /// The store's group writer.
+    fn group_of(store: &PostgresTaskStore) -> Arc<super::GroupWriter> {
+        store
+            .core
+            .group
+            .clone()
+            .expect("PostgreSQL writes in groups")
+    }
+
+    /// Creates tasks `ids` at revision 1.
+    async fn create_all(store: &PostgresTaskStore, ids: &[&str]) {
+        for id in ids {
+            store
+                .write(&TaskWrite::create("", &task(id, 1)))
+                .await
+                .unwrap();
+        }
+    }
+
+    /// Locks the rows of tasks `ids` in a transaction of its own, held until it is dropped or
+    /// rolled back: writes to them wait.
+    async fn lock_rows(
+        store: &PostgresTaskStore,
+        ids: &[&str],
+    ) -> sqlx::Transaction<'static, sqlx::Postgres> {
+        let mut locker = store.core.pool.begin().await.unwrap();
+        sqlx::query("SELECT id FROM a2a_tasks WHERE id = ANY($1) FOR UPDATE")
+            .bind(ids)
+            .execute(&mut *locker)
+            .await
+            .unwrap();
+        locker
+    }
+
     fn claim(key: &str, message: &str, task: &str) -> KeyClaim {
         KeyClaim {
             scope: KeyScope::default(),
@@ -657,28 +691,14 @@ mod tests {
         let Some((store, admin, schema)) = store().await else {
             return;
         };
-        let group = store
-            .core
-            .group
-            .clone()
-            .expect("PostgreSQL writes in groups");
+        let group = group_of(&store);
         // Tasks whose rows another transaction locks: their updates hold every lane.
         let lanes = group.lanes;
-        for i in 0..lanes {
-            let blocker = task(&format!("l{i}"), 1);
-            store.write(&TaskWrite::create("", &blocker)).await.unwrap();
-        }
-        let existing = task("dup", 1);
-        store
-            .write(&TaskWrite::create("", &existing))
-            .await
-            .unwrap();
-        let pool = store.core.pool.clone();
-        let mut locker = pool.begin().await.unwrap();
-        sqlx::query("SELECT id FROM a2a_tasks WHERE id LIKE 'l%' FOR UPDATE")
-            .execute(&mut *locker)
-            .await
-            .unwrap();
+        let blockers: Vec<String> = (0..lanes).map(|i| format!("l{i}")).collect();
+        let blockers: Vec<&str> = blockers.iter().map(String::as_str).collect();
+        create_all(&store, &blockers).await;
+        create_all(&store, &["dup"]).await;
+        let locker = lock_rows(&store, &blockers).await;
         let mut blocked = Vec::new();
         for i in 0..lanes {
             let store = store.clone();
@@ -767,7 +787,7 @@ mod tests {
         );
 
         let count = |sql: &'static str| {
-            let pool = pool.clone();
+            let pool = store.core.pool.clone();
             async move {
                 sqlx::query_scalar::<_, i64>(sql)
                     .fetch_one(&pool)
@@ -810,24 +830,10 @@ mod tests {
         let Some((store, admin, schema)) = store_with(4, Some("2s")).await else {
             return;
         };
-        let group = store
-            .core
-            .group
-            .clone()
-            .expect("PostgreSQL writes in groups");
+        let group = group_of(&store);
         assert_eq!(group.lanes, 1);
-        for id in ["lane", "locked", "a0", "a1", "a2", "a3", "a4"] {
-            store
-                .write(&TaskWrite::create("", &task(id, 1)))
-                .await
-                .unwrap();
-        }
-        let pool = store.core.pool.clone();
-        let mut locker = pool.begin().await.unwrap();
-        sqlx::query("SELECT id FROM a2a_tasks WHERE id IN ('lane', 'locked') FOR UPDATE")
-            .execute(&mut *locker)
-            .await
-            .unwrap();
+        create_all(&store, &["lane", "locked", "a0", "a1", "a2", "a3", "a4"]).await;
+        let locker = lock_rows(&store, &["lane", "locked"]).await;
         // The lane waits on its lock; meanwhile the others queue behind it.
         let lane = update(&store, "lane");
         until(&group, |q| q.busy >= 1).await;
@@ -860,23 +866,9 @@ mod tests {
         let Some((store, admin, schema)) = store_with(4, None).await else {
             return;
         };
-        let group = store
-            .core
-            .group
-            .clone()
-            .expect("PostgreSQL writes in groups");
-        for id in ["lane", "b0", "b1", "b2"] {
-            store
-                .write(&TaskWrite::create("", &task(id, 1)))
-                .await
-                .unwrap();
-        }
-        let pool = store.core.pool.clone();
-        let mut locker = pool.begin().await.unwrap();
-        sqlx::query("SELECT id FROM a2a_tasks WHERE id = 'lane' FOR UPDATE")
-            .execute(&mut *locker)
-            .await
-            .unwrap();
+        let group = group_of(&store);
+        create_all(&store, &["lane", "b0", "b1", "b2"]).await;
+        let locker = lock_rows(&store, &["lane"]).await;
         let abandoned = update(&store, "lane");
         until(&group, |q| q.busy >= 1).await;
         let queued: Vec<_> = ["b0", "b1", "b2"]
