@@ -388,7 +388,7 @@ macro_rules! sql_core {
 
             pub(crate) async fn list(&self, tenant: &str, query: &TaskQuery) -> Result<TaskPage, StoreError> {
                 let tenant = self.task_tenant(tenant);
-                let mut filters = String::from("tenant = $1");
+                let mut filters = format!("tenant = $1 AND {}", crate::store::sql::LISTED);
                 let mut binds = vec![Bind::Text(tenant.to_owned())];
                 if let Some(caller) = &query.caller {
                     binds.push(Bind::Text(caller.clone()));
@@ -426,8 +426,11 @@ macro_rules! sql_core {
                     page_binds.len()
                 );
 
+                // Planned on every call, not kept: which listing index suits a filter depends
+                // on how many tasks there are, and a plan kept from an empty table would walk
+                // every task of the tenant to find one context's.
                 let bound = |sql, binds: Vec<Bind>| {
-                    binds.into_iter().fold(sqlx::query(sql), |query, bind| match bind {
+                    binds.into_iter().fold(sqlx::query(sql).persistent(false), |query, bind| match bind {
                         Bind::Text(s) => query.bind(s),
                         Bind::Int(i) => query.bind(i),
                     })
@@ -539,10 +542,11 @@ macro_rules! sql_core {
                     let _turn = self.write_turn().await?;
                     let mut tx = self.pool.begin().await.map_err($classify)?;
                     let rows = sqlx::query(
+                        // `terminal` as written, not bound: PostgreSQL's retention index holds
+                        // terminal tasks only, and a kept plan cannot tell a bound value.
                         "SELECT tenant, id FROM a2a_tasks \
-                         WHERE terminal = $1 AND updated_millis < $2 LIMIT $3",
+                         WHERE terminal = TRUE AND updated_millis < $1 LIMIT $2",
                     )
-                    .bind(true)
                     .bind(task_cutoff)
                     .bind(batch)
                     .fetch_all(&mut *tx)

@@ -142,10 +142,19 @@ pub(crate) fn now_millis() -> i64 {
     Timestamp::now().unix_millis()
 }
 
+/// The condition ListTasks states and the PostgreSQL listing indexes are partial on: true of
+/// every task (see [`status_millis`]), and named by no statement that finds a task by its id,
+/// so those statements cannot be planned onto a listing index (PostgreSQL migration 0006).
+pub(crate) const LISTED: &str = "status_millis >= -9223372036854775807";
+
+/// The least status time stored, so that every task meets [`LISTED`].
+const LEAST_STATUS_MILLIS: i64 = -i64::MAX;
+
 pub(crate) fn status_millis(task: &Task) -> i64 {
     task.status
         .timestamp
         .map_or_else(now_millis, |t| t.unix_millis())
+        .max(LEAST_STATUS_MILLIS)
 }
 
 pub(crate) fn millis(duration: Duration) -> i64 {

@@ -28,7 +28,7 @@ use crate::store::sql::now_millis;
 /// enough that a statement stays short.
 const MOST_PER_STATEMENT: usize = 64;
 
-const CREATE_MANY: &str = "\
+pub(super) const CREATE_MANY: &str = "\
 WITH input AS (
     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::int8[],
                          $7::bool[], $8::text[], $9::int8[], $10::text[], $11::int4[],
@@ -76,7 +76,7 @@ SELECT i.ord,
        EXISTS (SELECT 1 FROM task t WHERE t.tenant = i.tenant AND t.id = i.id)
 FROM input i";
 
-const UPDATE_MANY: &str = "\
+pub(super) const UPDATE_MANY: &str = "\
 WITH input AS (
     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::int8[],
                          $7::bool[], $8::text[], $9::int8[], $10::text[], $11::int4[],

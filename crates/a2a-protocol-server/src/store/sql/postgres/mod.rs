@@ -12,6 +12,8 @@ use super::coordinate::{CHANNEL, NoticeHub, decode_notice};
 
 mod group;
 mod one_statement;
+#[cfg(test)]
+mod plan_tests;
 use super::{SqlStoreOptions, sql_store};
 use crate::store::{Notice, StoreError};
 
@@ -164,10 +166,18 @@ async fn connect(url: &str, options: &SqlStoreOptions) -> Result<PgPool, StoreEr
     let _ = first.close().await;
     // A write blocked by another's lock gives up after the busy timeout, so a stalled write
     // turns a racing retry into a retryable "busy" rather than a long wait.
-    let connect = connect.options([(
-        "lock_timeout",
-        format!("{}ms", options.busy_timeout.as_millis()),
-    )]);
+    let connect = connect.options([
+        (
+            "lock_timeout",
+            format!("{}ms", options.busy_timeout.as_millis()),
+        ),
+        // Every statement of the store finds its rows by an index. PostgreSQL keeps a
+        // statement's plan after a few runs, and one made while a table is empty (new, or
+        // emptied by retention) would scan the whole table on every run until the table is
+        // next analyzed; with sequential scans off it finds rows by an index, as it will once
+        // the table is large.
+        ("enable_seqscan", "off".to_owned()),
+    ]);
     PgPoolOptions::new()
         .max_connections(options.max_connections)
         .acquire_timeout(options.acquire_timeout)
@@ -183,6 +193,10 @@ sql_store!(
     /// keys are scoped by tenant and caller. Nothing is deleted until
     /// [`Retention::purge_expired`](crate::store::Retention::purge_expired) runs. Several
     /// server processes may share one database; the claim stays atomic across them.
+    ///
+    /// A pool of your own (`from_pool`) should set on its connections what `open` does:
+    /// `lock_timeout` (the busy timeout) and `enable_seqscan=off`, so that plans PostgreSQL
+    /// keeps from while the tables were empty still find rows by index (see `docs/stores.md`).
     PostgresTaskStore,
     pool: PgPool,
     url: "postgres://user@host/db",

@@ -21,7 +21,7 @@ use crate::store::sql::{
 };
 use crate::store::{StoreError, TaskWrite, WriteOutcome};
 
-const CREATE: &str = "\
+pub(super) const CREATE: &str = "\
 WITH claim AS (
     INSERT INTO a2a_idempotency_keys
         (tenant, caller, idempotency_key, message_id, task_id, claim_token, created_millis)
@@ -47,7 +47,7 @@ WITH claim AS (
 )
 SELECT (SELECT count(*) FROM claim), (SELECT count(*) FROM task)";
 
-const UPDATE: &str = "\
+pub(super) const UPDATE: &str = "\
 WITH head AS (
     UPDATE a2a_tasks SET
         context_id = $3, state = $4, status_millis = $5,
