@@ -558,7 +558,6 @@ mod tests {
     use std::sync::atomic::Ordering::Relaxed;
 
     use a2a_protocol_types::{Message, Task, TaskState, TaskStatus};
-    use sqlx::Executor as _;
     use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 
     use crate::store::{
@@ -578,21 +577,7 @@ mod tests {
         connections: u32,
         lock_timeout: Option<&str>,
     ) -> Option<(Arc<PostgresTaskStore>, sqlx::PgPool, String)> {
-        let url = match std::env::var("A2A_TEST_POSTGRES_URL") {
-            Ok(url) if url == "skip" => return None,
-            Ok(url) => url,
-            Err(_) => "postgres://postgres@127.0.0.1:5432/test".to_owned(),
-        };
-        let schema = format!("a2a_group_{}", uuid::Uuid::new_v4().simple());
-        let admin = PgPoolOptions::new()
-            .max_connections(2)
-            .connect(&url)
-            .await
-            .expect("PostgreSQL is reachable (or set A2A_TEST_POSTGRES_URL=skip)");
-        admin
-            .execute(format!("CREATE SCHEMA {schema}").as_str())
-            .await
-            .unwrap();
+        let (url, admin, schema) = super::super::test_schema("a2a_group").await?;
         let mut options = PgConnectOptions::from_str(&url)
             .unwrap()
             .options([("search_path", schema.as_str())]);
@@ -624,12 +609,7 @@ mod tests {
         }
     }
 
-    async fn drop_schema(admin: sqlx::PgPool, schema: String) {
-        admin
-            .execute(format!("DROP SCHEMA {schema} CASCADE").as_str())
-            .await
-            .unwrap();
-    }
+    use super::super::drop_schema;
 
     /// The store's group writer.
     fn group_of(store: &PostgresTaskStore) -> Arc<super::GroupWriter> {

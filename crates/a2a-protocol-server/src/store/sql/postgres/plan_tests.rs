@@ -5,7 +5,6 @@
 
 use sqlx::Executor as _;
 use sqlx::Row as _;
-use sqlx::postgres::PgPoolOptions;
 
 use crate::store::PostgresTaskStore;
 use crate::store::sql::LISTED;
@@ -43,21 +42,9 @@ fn task_scans(plan: &str) -> Vec<&str> {
 
 #[tokio::test]
 async fn kept_plans_made_on_empty_tables_find_tasks_by_index() {
-    let url = match std::env::var("A2A_TEST_POSTGRES_URL") {
-        Ok(url) if url == "skip" => return,
-        Ok(url) => url,
-        Err(_) => "postgres://postgres@127.0.0.1:5432/test".to_owned(),
+    let Some((url, admin, schema)) = super::test_schema("a2a_plans").await else {
+        return;
     };
-    let schema = format!("a2a_plans_{}", uuid::Uuid::new_v4().simple());
-    let admin = PgPoolOptions::new()
-        .max_connections(1)
-        .connect(&url)
-        .await
-        .expect("PostgreSQL is reachable (or set A2A_TEST_POSTGRES_URL=skip)");
-    admin
-        .execute(format!("CREATE SCHEMA {schema}").as_str())
-        .await
-        .unwrap();
     let separator = if url.contains('?') { '&' } else { '?' };
     let store = PostgresTaskStore::open(&format!(
         "{url}{separator}options=-c%20search_path%3D{schema}"
@@ -121,8 +108,5 @@ async fn kept_plans_made_on_empty_tables_find_tasks_by_index() {
     }
 
     drop(store);
-    admin
-        .execute(format!("DROP SCHEMA {schema} CASCADE").as_str())
-        .await
-        .unwrap();
+    super::drop_schema(admin, schema).await;
 }
