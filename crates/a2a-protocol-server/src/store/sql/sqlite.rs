@@ -10,6 +10,8 @@ use sqlx::sqlite::{
 use super::{SqlStoreOptions, sql_store};
 
 mod group_commit;
+#[cfg(test)]
+mod plan_tests;
 use crate::store::StoreError;
 
 /// Maps a SQLite error: BUSY and LOCKED (and pool or I/O trouble) are "try again".
