@@ -15,38 +15,6 @@ mod one_statement;
 #[cfg(test)]
 mod plan_tests;
 
-/// For tests: the test database's URL, a pool on it and a new schema named from `prefix`, or
-/// `None` when `A2A_TEST_POSTGRES_URL=skip`.
-#[cfg(test)]
-async fn test_schema(prefix: &str) -> Option<(String, PgPool, String)> {
-    use sqlx::Executor as _;
-    let url = match std::env::var("A2A_TEST_POSTGRES_URL") {
-        Ok(url) if url == "skip" => return None,
-        Ok(url) => url,
-        Err(_) => "postgres://postgres@127.0.0.1:5432/test".to_owned(),
-    };
-    let schema = format!("{prefix}_{}", uuid::Uuid::new_v4().simple());
-    let admin = PgPoolOptions::new()
-        .max_connections(2)
-        .connect(&url)
-        .await
-        .expect("PostgreSQL is reachable (or set A2A_TEST_POSTGRES_URL=skip)");
-    admin
-        .execute(format!("CREATE SCHEMA {schema}").as_str())
-        .await
-        .unwrap();
-    Some((url, admin, schema))
-}
-
-/// For tests: drops a schema made by [`test_schema`].
-#[cfg(test)]
-async fn drop_schema(admin: PgPool, schema: String) {
-    use sqlx::Executor as _;
-    admin
-        .execute(format!("DROP SCHEMA {schema} CASCADE").as_str())
-        .await
-        .unwrap();
-}
 use super::{SqlStoreOptions, sql_store};
 use crate::store::{Notice, StoreError};
 
@@ -236,3 +204,36 @@ sql_store!(
     doctest: "no_run",
     setup: "let url = \"postgres://a2a@db.internal/agents\";"
 );
+
+/// For tests: the test database's URL, a pool on it and a new schema named from `prefix`, or
+/// `None` when `A2A_TEST_POSTGRES_URL=skip`.
+#[cfg(test)]
+async fn test_schema(prefix: &str) -> Option<(String, PgPool, String)> {
+    use sqlx::Executor as _;
+    let url = match std::env::var("A2A_TEST_POSTGRES_URL") {
+        Ok(url) if url == "skip" => return None,
+        Ok(url) => url,
+        Err(_) => "postgres://postgres@127.0.0.1:5432/test".to_owned(),
+    };
+    let schema = format!("{prefix}_{}", uuid::Uuid::new_v4().simple());
+    let admin = PgPoolOptions::new()
+        .max_connections(2)
+        .connect(&url)
+        .await
+        .expect("PostgreSQL is reachable (or set A2A_TEST_POSTGRES_URL=skip)");
+    admin
+        .execute(format!("CREATE SCHEMA {schema}").as_str())
+        .await
+        .unwrap();
+    Some((url, admin, schema))
+}
+
+/// For tests: drops a schema made by [`test_schema`].
+#[cfg(test)]
+async fn drop_schema(admin: PgPool, schema: String) {
+    use sqlx::Executor as _;
+    admin
+        .execute(format!("DROP SCHEMA {schema} CASCADE").as_str())
+        .await
+        .unwrap();
+}
