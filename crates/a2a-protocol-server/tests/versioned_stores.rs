@@ -544,3 +544,83 @@ async fn postgres_notifies_the_writes_of_followed_tasks_only() {
     );
     schema.drop_schema().await;
 }
+
+/// The events of one write (a fast turn's working, artifact and completed, say) read back one
+/// by one after any generation, whether the write went alone, in a group, or in a transaction
+/// with a key.
+#[tokio::test]
+async fn a_writes_several_events_read_back_after_any_generation() {
+    for s in all_stores().await {
+        let Some(coordination) = s.store.coordination() else {
+            continue;
+        };
+        let mut task = Task::new("multi", "ctx", TaskStatus::new(TaskState::Submitted));
+        task.generation = 1;
+        let first = Arc::new(task.clone());
+        assert_eq!(
+            s.store
+                .write(&TaskWrite::create("acme", &first))
+                .await
+                .expect("ok"),
+            WriteOutcome::Written,
+            "{}",
+            s.name
+        );
+        let mut events = Vec::new();
+        let mut write_events = |task: &mut Task, states: &[TaskState]| {
+            let mut these = Vec::new();
+            for state in states {
+                task.status = TaskStatus::new(*state);
+                task.generation += 1;
+                these.push(status_event(task));
+            }
+            events.extend(these.iter().cloned());
+            (Arc::new(task.clone()), these)
+        };
+        // Three events in a write of its own, then two in a follow-up that takes a key.
+        let (second, three) = write_events(
+            &mut task,
+            &[
+                TaskState::Working,
+                TaskState::Working,
+                TaskState::InputRequired,
+            ],
+        );
+        let write = TaskWrite::update("acme", &second, 1).with_events(&three);
+        assert_eq!(
+            s.store.write(&write).await.expect("ok"),
+            WriteOutcome::Written,
+            "{}",
+            s.name
+        );
+        let (third, two) = write_events(&mut task, &[TaskState::Working, TaskState::Completed]);
+        let key = claim("m-follow-up", "multi");
+        let write = TaskWrite::update("acme", &third, 2)
+            .with_events(&two)
+            .with_claim(Some(&key));
+        assert_eq!(
+            s.store.write(&write).await.expect("ok"),
+            WriteOutcome::Written,
+            "{}",
+            s.name
+        );
+        let task_ref = TaskRef::new("acme", &"multi".into());
+        for after in 0..=7u64 {
+            let read = coordination
+                .events_after(&task_ref, after)
+                .await
+                .expect("ok");
+            let expected: Vec<&StreamResponse> = events
+                .iter()
+                .filter(|e| matches!(e, StreamResponse::StatusUpdate(u) if u.generation > after))
+                .collect();
+            assert_eq!(
+                read.iter().collect::<Vec<_>>(),
+                expected,
+                "{}: events after {after}",
+                s.name
+            );
+        }
+        s.cleanup().await;
+    }
+}

@@ -1,5 +1,6 @@
 //! How a task is laid out in rows: the head (the task without its history) as JSON, each
-//! history message and each event as JSON of its own.
+//! history message as JSON of its own, and the events of one write as one row (a JSON array
+//! when there are several).
 
 use a2a_protocol_types::{
     Artifact, ContextId, Message, Metadata, StreamResponse, Task, TaskId, TaskStatus,
@@ -141,6 +142,60 @@ pub(crate) fn encode_push_config(
     serde_json::to_string(config).map_err(|e| corrupt("a push config does not serialize", e))
 }
 
+/// The rows `events` (each with its generation, oldest first) take in `a2a_task_events`: one
+/// row for the whole write, under the last event's generation, whose body is the JSON array of
+/// the events; a single event is a row of its own, as before. A row costs an index entry per
+/// index and a tuple, so a fast turn's three events cost one. Generations that do not follow
+/// one another (no write makes them) keep a row each, so a row's generation always tells
+/// every event's.
+pub(crate) fn event_rows(events: &[(i64, String)]) -> Vec<(i64, String)> {
+    let consecutive = events
+        .windows(2)
+        .all(|w| w[0].0.checked_add(1) == Some(w[1].0));
+    match events {
+        [_, _, ..] if consecutive => {
+            let length = events.iter().map(|(_, body)| body.len() + 1).sum::<usize>() + 1;
+            let mut body = String::with_capacity(length);
+            body.push('[');
+            for (i, (_, event)) in events.iter().enumerate() {
+                if i > 0 {
+                    body.push(',');
+                }
+                body.push_str(event);
+            }
+            body.push(']');
+            vec![(events[events.len() - 1].0, body)]
+        }
+        _ => events.to_vec(),
+    }
+}
+
+/// The events of an `a2a_task_events` row at `generation` (see [`event_rows`]) that come
+/// after generation `after`, oldest first. Reads rows of one event as earlier versions wrote
+/// them too.
+pub(crate) fn decode_event_row(
+    generation: i64,
+    body: &str,
+    after: u64,
+) -> Result<Vec<StreamResponse>, StoreError> {
+    let after = i64::try_from(after).unwrap_or(i64::MAX);
+    if !body.trim_start().starts_with('[') {
+        return Ok(if generation > after {
+            vec![decode_event(body)?]
+        } else {
+            Vec::new()
+        });
+    }
+    let events: Vec<StreamResponse> = serde_json::from_str(body)
+        .map_err(|e| corrupt("a stored row of events does not parse", e))?;
+    let first = generation.saturating_sub(i64::try_from(events.len()).unwrap_or(i64::MAX) - 1);
+    Ok((first..)
+        .zip(events)
+        .filter(|(event_generation, _)| *event_generation > after)
+        .map(|(_, event)| event)
+        .collect())
+}
+
 pub(crate) fn decode_event(body: &str) -> Result<StreamResponse, StoreError> {
     serde_json::from_str(body).map_err(|e| corrupt("a stored event does not parse", e))
 }
@@ -167,5 +222,62 @@ mod tests {
         let mut expected = task;
         expected.history.clear();
         assert_eq!(back, expected);
+    }
+
+    fn status(state: TaskState, generation: u64) -> StreamResponse {
+        StreamResponse::StatusUpdate(a2a_protocol_types::TaskStatusUpdateEvent {
+            task_id: "t-1".into(),
+            context_id: "c-1".into(),
+            status: TaskStatus::new(state),
+            metadata: None,
+            generation,
+        })
+    }
+
+    #[test]
+    fn a_writes_events_take_one_row_and_read_back_after_any_generation() {
+        let events: Vec<StreamResponse> = [
+            (TaskState::Working, 4),
+            (TaskState::Working, 5),
+            (TaskState::Completed, 6),
+        ]
+        .into_iter()
+        .map(|(state, generation)| status(state, generation))
+        .collect();
+        let encoded: Vec<(i64, String)> = (4..)
+            .zip(&events)
+            .map(|(generation, event)| (generation, encode_event(event).unwrap()))
+            .collect();
+        let rows = event_rows(&encoded);
+        assert_eq!(rows.len(), 1, "{rows:?}");
+        let (generation, body) = &rows[0];
+        assert_eq!(*generation, 6);
+        for after in 0..8u64 {
+            let expected: Vec<&StreamResponse> = (4..)
+                .zip(&events)
+                .filter(|(g, _)| *g > after)
+                .map(|(_, e)| e)
+                .collect();
+            let back = decode_event_row(*generation, body, after).unwrap();
+            assert_eq!(back.iter().collect::<Vec<_>>(), expected, "after {after}");
+        }
+    }
+
+    #[test]
+    fn single_events_and_rows_of_earlier_versions_read_as_before() {
+        let event = status(TaskState::Working, 3);
+        let one = vec![(3, encode_event(&event).unwrap())];
+        assert_eq!(event_rows(&one), one, "one event keeps its own row");
+        // An earlier version wrote every event as a row of its own, as one event is now.
+        assert_eq!(decode_event_row(3, &one[0].1, 2).unwrap(), [event]);
+        assert!(decode_event_row(3, &one[0].1, 3).unwrap().is_empty());
+        // Generations that do not follow one another keep a row each.
+        let gaps = vec![(3, one[0].1.clone()), (5, one[0].1.clone())];
+        assert_eq!(event_rows(&gaps), gaps);
+        assert!(event_rows(&[]).is_empty());
+        assert!(matches!(
+            decode_event_row(4, "[{\"nonsense\": 1}]", 0),
+            Err(StoreError::Corrupt(_))
+        ));
     }
 }

@@ -262,8 +262,10 @@ macro_rules! sql_coordination {
                 task: &crate::store::TaskRef,
                 generation: u64,
             ) -> Result<Vec<a2a_protocol_types::StreamResponse>, StoreError> {
+                // A row holds the events of one write under the last one's generation, so the
+                // first row may start at or before `generation`: decoding skips those.
                 let rows = sqlx::query(
-                    "SELECT body FROM a2a_task_events \
+                    "SELECT generation, body FROM a2a_task_events \
                      WHERE tenant = $1 AND task_id = $2 AND generation > $3 ORDER BY generation",
                 )
                 .bind(self.task_tenant(&task.tenant))
@@ -272,11 +274,15 @@ macro_rules! sql_coordination {
                 .fetch_all(&self.pool)
                 .await
                 .map_err($classify)?;
-                rows.iter()
-                    .map(|row| {
-                        crate::store::sql::decode_event(&row.try_get::<String, _>(0).map_err($classify)?)
-                    })
-                    .collect()
+                let mut events = Vec::with_capacity(rows.len());
+                for row in &rows {
+                    events.extend(crate::store::sql::decode_event_row(
+                        row.try_get::<i64, _>(0).map_err($classify)?,
+                        &row.try_get::<String, _>(1).map_err($classify)?,
+                        generation,
+                    )?);
+                }
+                Ok(events)
             }
         }
 

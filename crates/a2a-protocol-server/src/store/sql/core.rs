@@ -339,7 +339,7 @@ macro_rules! sql_core {
                     .await
                     .map_err($classify)?;
                 }
-                for (event_generation, event) in &events {
+                for (row_generation, row) in crate::store::sql::event_rows(&events) {
                     sqlx::query(
                         "INSERT INTO a2a_task_events (tenant, task_id, generation, body, created_millis) \
                          VALUES ($1, $2, $3, $4, $5) \
@@ -347,12 +347,14 @@ macro_rules! sql_core {
                     )
                     .bind(tenant)
                     .bind(task.id.as_str())
-                    .bind(event_generation)
-                    .bind(event.as_str())
+                    .bind(row_generation)
+                    .bind(row)
                     .bind(now_millis())
                     .execute(&mut *tx)
                     .await
                     .map_err($classify)?;
+                }
+                for (event_generation, event) in &events {
                     // The outbox: a notification per push config of the task, in this
                     // transaction, so none is lost and none announces an event not written.
                     sqlx::query(

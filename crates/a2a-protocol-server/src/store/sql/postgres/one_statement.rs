@@ -1,4 +1,4 @@
-//! PostgreSQL writes in one statement: the head, its messages, its event (with a push
+//! PostgreSQL writes in one statement: the head, its messages, its events (with a push
 //! notification per config of the task, the outbox) and its notice as
 //! data-modifying CTEs, so an event costs one round trip instead of a transaction's five. A
 //! statement is atomic by itself. Writes that queue while the database is busy share a
@@ -17,7 +17,7 @@ use super::statements::{SqlCore, held_key};
 use super::{CHANNEL, classify};
 use crate::store::sql::coordinate::encode_notice;
 use crate::store::sql::{
-    EncodedTask, caller_column, encode_events, encode_push_config, now_millis,
+    EncodedTask, caller_column, encode_events, encode_push_config, event_rows, now_millis,
 };
 use crate::store::{StoreError, TaskWrite, WriteOutcome};
 
@@ -63,7 +63,7 @@ WITH head AS (
 ), event AS (
     INSERT INTO a2a_task_events (tenant, task_id, generation, body, created_millis)
     SELECT $1, $2, e.generation, e.body, $6
-    FROM unnest($20::bigint[], $15::text[]) AS e(generation, body)
+    FROM unnest($21::bigint[], $22::text[]) AS e(generation, body)
     WHERE EXISTS (SELECT 1 FROM head)
     ON CONFLICT (tenant, task_id, generation) DO NOTHING
 ), outbox AS (
@@ -103,8 +103,10 @@ pub(super) enum Kind {
     },
     Update {
         expected: i64,
-        /// Each event with its generation.
+        /// Each event with its generation: the outbox's rows.
         events: Vec<(i64, String)>,
+        /// The same events as `a2a_task_events` rows (see `event_rows`).
+        event_rows: Vec<(i64, String)>,
         /// The notice for other processes following the task.
         notice: Option<String>,
     },
@@ -150,6 +152,7 @@ impl Row {
                     .flatten();
                 Kind::Update {
                     expected: i64::try_from(expected).unwrap_or(i64::MAX),
+                    event_rows: event_rows(&events),
                     events,
                     notice,
                 }
@@ -251,10 +254,15 @@ pub(super) async fn alone(pool: &sqlx::PgPool, row: &Row) -> Result<Done, sqlx::
         Kind::Update {
             expected,
             events,
+            event_rows,
             notice,
         } => {
             let (generations, events): (Vec<i64>, Vec<&str>) =
                 events.iter().map(|(g, body)| (*g, body.as_str())).unzip();
+            let (row_generations, rows): (Vec<i64>, Vec<&str>) = event_rows
+                .iter()
+                .map(|(g, body)| (*g, body.as_str()))
+                .unzip();
             let answer = head
                 .bind(expected)
                 .bind(seqs)
@@ -265,6 +273,8 @@ pub(super) async fn alone(pool: &sqlx::PgPool, row: &Row) -> Result<Done, sqlx::
                 .bind(push_id)
                 .bind(push_body)
                 .bind(generations)
+                .bind(row_generations)
+                .bind(rows)
                 .fetch_one(pool)
                 .await?;
             let written: i64 = answer.try_get(0)?;

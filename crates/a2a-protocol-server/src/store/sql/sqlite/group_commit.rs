@@ -19,7 +19,8 @@ use rusqlite::{Connection, OptionalExtension as _, params};
 use tokio::sync::oneshot;
 
 use crate::store::sql::{
-    EncodedTask, caller_column, encode_events, encode_push_config, holder_outcome, now_millis,
+    EncodedTask, caller_column, encode_events, encode_push_config, event_rows, holder_outcome,
+    now_millis,
 };
 use crate::store::{KeyClaim, StoreError, TaskWrite, WriteOutcome};
 
@@ -65,13 +66,16 @@ struct OwnedWrite {
     caller: Option<String>,
     /// (id, body) of a push config saved with the task.
     push_config: Option<(String, String)>,
-    /// (generation, body) of each event, oldest first.
+    /// (generation, body) of each event, oldest first: the outbox's rows.
     events: Vec<(i64, String)>,
+    /// The same events as `a2a_task_events` rows (see `event_rows`).
+    event_rows: Vec<(i64, String)>,
     claim: Option<KeyClaim>,
 }
 
 impl OwnedWrite {
     fn encode(tenant: &str, write: &TaskWrite<'_>) -> Result<Self, StoreError> {
+        let events = encode_events(write)?;
         Ok(Self {
             task: EncodedTask::new(tenant, write)?,
             expected: write.expected.map(|r| i64::try_from(r).unwrap_or(i64::MAX)),
@@ -80,7 +84,8 @@ impl OwnedWrite {
                 .push_config
                 .map(|c| Ok::<_, StoreError>((c.id.to_string(), encode_push_config(c)?)))
                 .transpose()?,
-            events: encode_events(write)?,
+            event_rows: event_rows(&events),
+            events,
             claim: write.claim.cloned(),
         })
     }
@@ -409,18 +414,34 @@ fn apply(connection: &Connection, write: &OwnedWrite) -> Result<WriteOutcome, St
             })
             .map_err(classify)?;
     }
-    for (generation, event) in &write.events {
-        let args = params![write.task.tenant, write.task.id, generation, event, now];
+    for (generation, row) in &write.event_rows {
         connection
             .prepare_cached(
                 "INSERT INTO a2a_task_events (tenant, task_id, generation, body, created_millis) \
                  VALUES (?1, ?2, ?3, ?4, ?5) \
                  ON CONFLICT (tenant, task_id, generation) DO NOTHING",
             )
-            .and_then(|mut statement| statement.execute(args))
+            .and_then(|mut statement| {
+                statement.execute(params![
+                    write.task.tenant,
+                    write.task.id,
+                    generation,
+                    row,
+                    now
+                ])
+            })
             .map_err(classify)?;
-        // The outbox: a notification per push config of the task, in the same transaction,
-        // so none is lost and none announces an event not written.
+    }
+    // The outbox: a notification per push config of the task, in the same transaction, so
+    // none is lost and none announces an event not written. Most tasks have no config: one
+    // look says so for all the write's events.
+    let pushes = !write.events.is_empty()
+        && connection
+            .prepare_cached("SELECT 1 FROM a2a_push_configs WHERE tenant = ?1 AND task_id = ?2")
+            .and_then(|mut statement| statement.exists(params![write.task.tenant, write.task.id]))
+            .map_err(classify)?;
+    for (generation, event) in write.events.iter().filter(|_| pushes) {
+        let args = params![write.task.tenant, write.task.id, generation, event, now];
         connection
             .prepare_cached(
                 "INSERT INTO a2a_push_outbox \
@@ -703,5 +724,39 @@ mod tests {
                 .unwrap(),
             WriteOutcome::Written
         );
+    }
+
+    /// A write's events take one row in the events table (a fast turn writes three), and a
+    /// task with no push config gets no outbox rows.
+    #[tokio::test]
+    async fn a_writes_events_take_one_row() {
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite://{}", dir.path().join("tasks.db").display());
+        let store = SqliteTaskStore::open(&url).await.unwrap();
+        let first = task("t");
+        store.write(&TaskWrite::create("", &first)).await.unwrap();
+        let mut next = (*first).clone();
+        next.generation = 4;
+        next.status = TaskStatus::new(TaskState::Completed);
+        let next = Arc::new(next);
+        let event = a2a_protocol_types::StreamResponse::Task((*next).clone());
+        let events = [event.clone(), event.clone(), event];
+        let write = TaskWrite::update("", &next, 1).with_events(&events);
+        assert_eq!(store.write(&write).await.unwrap(), WriteOutcome::Written);
+        let count = |sql: &'static str| {
+            let pool = store.core.pool.clone();
+            async move {
+                sqlx::query_scalar::<_, i64>(sql)
+                    .fetch_one(&pool)
+                    .await
+                    .unwrap()
+            }
+        };
+        assert_eq!(count("SELECT count(*) FROM a2a_task_events").await, 1);
+        assert_eq!(
+            count("SELECT max(generation) FROM a2a_task_events").await,
+            4
+        );
+        assert_eq!(count("SELECT count(*) FROM a2a_push_outbox").await, 0);
     }
 }
