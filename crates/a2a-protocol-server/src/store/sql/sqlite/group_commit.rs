@@ -743,20 +743,14 @@ mod tests {
         let events = [event.clone(), event.clone(), event];
         let write = TaskWrite::update("", &next, 1).with_events(&events);
         assert_eq!(store.write(&write).await.unwrap(), WriteOutcome::Written);
-        let count = |sql: &'static str| {
-            let pool = store.core.pool.clone();
-            async move {
-                sqlx::query_scalar::<_, i64>(sql)
-                    .fetch_one(&pool)
-                    .await
-                    .unwrap()
-            }
-        };
-        assert_eq!(count("SELECT count(*) FROM a2a_task_events").await, 1);
-        assert_eq!(
-            count("SELECT max(generation) FROM a2a_task_events").await,
-            4
-        );
-        assert_eq!(count("SELECT count(*) FROM a2a_push_outbox").await, 0);
+        let (rows, generation, outbox): (i64, i64, i64) = sqlx::query_as(
+            "SELECT (SELECT count(*) FROM a2a_task_events), \
+                    (SELECT max(generation) FROM a2a_task_events), \
+                    (SELECT count(*) FROM a2a_push_outbox)",
+        )
+        .fetch_one(&store.core.pool)
+        .await
+        .unwrap();
+        assert_eq!((rows, generation, outbox), (1, 4, 0));
     }
 }
