@@ -13,7 +13,7 @@ use a2a_protocol_server::store::{
 use a2a_protocol_types::{
     Message, StreamResponse, Task, TaskId, TaskState, TaskStatus, TaskStatusUpdateEvent,
 };
-use common::stores::all_stores;
+use common::stores::{StoreUnderTest, all_stores};
 
 fn claim(message: &str, task: &str) -> KeyClaim {
     KeyClaim {
@@ -26,6 +26,16 @@ fn claim(message: &str, task: &str) -> KeyClaim {
         task_id: task.into(),
         charged_to: None,
     }
+}
+
+/// Asserts the store under test writes `write`.
+async fn assert_written(s: &StoreUnderTest, write: &TaskWrite<'_>) {
+    assert_eq!(
+        s.store.write(write).await.expect("ok"),
+        WriteOutcome::Written,
+        "{}",
+        s.name
+    );
 }
 
 fn status_event(task: &Task) -> StreamResponse {
@@ -46,15 +56,7 @@ async fn a_write_over_a_stale_revision_is_refused_and_changes_nothing() {
         task.history.push(Message::user_text("hi"));
         task.generation = 1;
         let created = Arc::new(task.clone());
-        assert_eq!(
-            store
-                .write(&TaskWrite::create("acme", &created))
-                .await
-                .expect("ok"),
-            WriteOutcome::Written,
-            "{}",
-            s.name
-        );
+        assert_written(&s, &TaskWrite::create("acme", &created)).await;
         assert_eq!(
             store
                 .write(&TaskWrite::create("acme", &created))
@@ -69,12 +71,7 @@ async fn a_write_over_a_stale_revision_is_refused_and_changes_nothing() {
         let working = Arc::new(task.clone());
         let event = status_event(&working);
         let write = TaskWrite::update("acme", &working, 1).with_event(&event);
-        assert_eq!(
-            store.write(&write).await.expect("ok"),
-            WriteOutcome::Written,
-            "{}",
-            s.name
-        );
+        assert_written(&s, &write).await;
         // A second writer that also read revision 1 lost the race.
         task.status = TaskStatus::new(TaskState::Completed);
         task.history.push(Message::agent_text("done"));
@@ -103,12 +100,7 @@ async fn a_write_over_a_stale_revision_is_refused_and_changes_nothing() {
         assert_eq!(stored.task.generation, 2, "{}", s.name);
         // The winner's next write goes over the revision it holds.
         let write = TaskWrite::update("acme", &late, 2).with_new_messages(1);
-        assert_eq!(
-            store.write(&write).await.expect("ok"),
-            WriteOutcome::Written,
-            "{}",
-            s.name
-        );
+        assert_written(&s, &write).await;
         let stored = store
             .load("acme", &TaskId::new("t-1"))
             .await
@@ -128,12 +120,7 @@ async fn a_key_is_taken_in_the_same_step_as_its_task_or_not_at_all() {
         let first = Arc::new(first);
         let mine = claim("m-1", "t-1");
         let write = TaskWrite::create("acme", &first).with_claim(Some(&mine));
-        assert_eq!(
-            store.write(&write).await.expect("ok"),
-            WriteOutcome::Written,
-            "{}",
-            s.name
-        );
+        assert_written(&s, &write).await;
         // The same key for another task: held, and the other task is not created.
         let mut second = Task::new("t-2", "c-2", TaskStatus::new(TaskState::Submitted));
         second.generation = 1;
@@ -297,12 +284,7 @@ async fn shared_stores_keep_turn_owners_cancel_requests_leases_and_events() {
             let next = Arc::new(current.clone());
             let event = status_event(&next);
             let write = TaskWrite::update("acme", &next, revision).with_event(&event);
-            assert_eq!(
-                store.write(&write).await.expect("ok"),
-                WriteOutcome::Written,
-                "{}",
-                s.name
-            );
+            assert_written(&s, &write).await;
         }
         let events = coordination.events_after(&task_ref, 1).await.expect("ok");
         let generations: Vec<u64> = events
@@ -557,15 +539,7 @@ async fn a_writes_several_events_read_back_after_any_generation() {
         let mut task = Task::new("multi", "ctx", TaskStatus::new(TaskState::Submitted));
         task.generation = 1;
         let first = Arc::new(task.clone());
-        assert_eq!(
-            s.store
-                .write(&TaskWrite::create("acme", &first))
-                .await
-                .expect("ok"),
-            WriteOutcome::Written,
-            "{}",
-            s.name
-        );
+        assert_written(&s, &TaskWrite::create("acme", &first)).await;
         let mut events = Vec::new();
         let mut write_events = |task: &mut Task, states: &[TaskState]| {
             let mut these = Vec::new();
@@ -587,23 +561,13 @@ async fn a_writes_several_events_read_back_after_any_generation() {
             ],
         );
         let write = TaskWrite::update("acme", &second, 1).with_events(&three);
-        assert_eq!(
-            s.store.write(&write).await.expect("ok"),
-            WriteOutcome::Written,
-            "{}",
-            s.name
-        );
+        assert_written(&s, &write).await;
         let (third, two) = write_events(&mut task, &[TaskState::Working, TaskState::Completed]);
         let key = claim("m-follow-up", "multi");
         let write = TaskWrite::update("acme", &third, 2)
             .with_events(&two)
             .with_claim(Some(&key));
-        assert_eq!(
-            s.store.write(&write).await.expect("ok"),
-            WriteOutcome::Written,
-            "{}",
-            s.name
-        );
+        assert_written(&s, &write).await;
         let task_ref = TaskRef::new("acme", &"multi".into());
         for after in 0..=7u64 {
             let read = coordination

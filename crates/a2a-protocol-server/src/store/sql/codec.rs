@@ -153,18 +153,9 @@ pub(crate) fn event_rows(events: &[(i64, String)]) -> Vec<(i64, String)> {
         .windows(2)
         .all(|w| w[0].0.checked_add(1) == Some(w[1].0));
     match events {
-        [_, _, ..] if consecutive => {
-            let length = events.iter().map(|(_, body)| body.len() + 1).sum::<usize>() + 1;
-            let mut body = String::with_capacity(length);
-            body.push('[');
-            for (i, (_, event)) in events.iter().enumerate() {
-                if i > 0 {
-                    body.push(',');
-                }
-                body.push_str(event);
-            }
-            body.push(']');
-            vec![(events[events.len() - 1].0, body)]
+        [_, .., (last, _)] if consecutive => {
+            let bodies: Vec<&str> = events.iter().map(|(_, body)| body.as_str()).collect();
+            vec![(*last, format!("[{}]", bodies.join(",")))]
         }
         _ => events.to_vec(),
     }
