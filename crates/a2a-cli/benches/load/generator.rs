@@ -1,9 +1,11 @@
 //! A closed-loop load generator: `concurrency` keep-alive connections, each sending the next
 //! request as soon as the previous answer is in. Requests are pre-built bytes with the message
 //! id (and key) patched in place, and HTTP/1.1 answers are read with just enough parsing to
-//! find their end, so one core of generator can outrun one core of server. gRPC runs the same
-//! way, one HTTP/2 connection per caller with one call at a time on it, so the bindings are
-//! compared at the same number of connections and calls in flight.
+//! find their end, so one core of generator can outrun one core of server. gRPC runs two ways:
+//! as gRPC clients call, every call in flight on one HTTP/2 connection ([`Binding::GrpcShared`],
+//! spoken by hand in `h2_shared`), and the same way as HTTP/1.1, one connection per caller with
+//! one call at a time on it ([`Binding::Grpc`]), the bindings then compared at the same number
+//! of connections as well as calls in flight.
 
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
@@ -17,6 +19,8 @@ pub enum Binding {
     JsonRpc,
     HttpJson,
     Grpc,
+    /// gRPC as gRPC clients call: every caller's calls on one shared HTTP/2 connection.
+    GrpcShared,
 }
 
 impl Binding {
@@ -25,6 +29,7 @@ impl Binding {
             Binding::JsonRpc => "JSON-RPC",
             Binding::HttpJson => "HTTP+JSON",
             Binding::Grpc => "gRPC",
+            Binding::GrpcShared => "gRPC (1 conn.)",
         }
     }
 }
@@ -91,7 +96,7 @@ fn template(binding: Binding, keyed: bool, push_url: Option<&str>) -> Template {
             ),
         ),
         Binding::HttpJson => ("/message:send", format!(r#"{{"message":{message}}}"#)),
-        Binding::Grpc => return grpc_template(keyed),
+        Binding::Grpc | Binding::GrpcShared => return grpc_template(keyed),
     };
     let text = format!(
         "POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
@@ -151,15 +156,23 @@ pub async fn run(addr: SocketAddr, load: Load, run_id: u64) -> Measured {
         .max_requests
         .map(|n| n.div_ceil(load.concurrency as u64));
     let mut tasks = Vec::with_capacity(load.concurrency);
-    for connection in 0..load.concurrency {
-        let prefix = (u128::from(run_id) << 64) | ((connection as u128) << 40);
-        tasks.push(tokio::spawn(connection_loop(
-            addr,
-            load,
-            prefix,
-            deadline,
-            per_connection,
+    if load.binding == Binding::GrpcShared {
+        // One connection carries every call in flight.
+        let prefix = u128::from(run_id) << 64;
+        tasks.push(tokio::spawn(shared_connection(
+            addr, load, prefix, deadline,
         )));
+    } else {
+        for connection in 0..load.concurrency {
+            let prefix = (u128::from(run_id) << 64) | ((connection as u128) << 40);
+            tasks.push(tokio::spawn(connection_loop(
+                addr,
+                load,
+                prefix,
+                deadline,
+                per_connection,
+            )));
+        }
     }
     let mut latencies = Vec::new();
     let mut errors = 0;
@@ -254,17 +267,41 @@ impl Conn {
     }
 }
 
+/// `load`'s calls on one HTTP/2 connection, `load.concurrency` in flight at once.
+async fn shared_connection(
+    addr: SocketAddr,
+    load: Load,
+    prefix: u128,
+    deadline: Instant,
+) -> (Vec<u32>, u64) {
+    let mut request = template(load.binding, load.keyed, None);
+    let (id_at, key_at) = (request.id_at, request.key_at);
+    let mut sequence: u128 = 0;
+    let outcome = super::h2_shared::run(
+        addr,
+        load.concurrency,
+        deadline,
+        load.max_requests,
+        &mut request.bytes,
+        |bytes| {
+            sequence += 1;
+            patch_bytes(bytes, id_at, key_at, prefix | sequence);
+        },
+        grpc_completed,
+    )
+    .await;
+    (outcome.latencies, outcome.errors)
+}
+
 /// Patches the next unique message id (and key) into `request`.
 fn patch(request: &mut Template, unique: u128) {
-    write_hex(
-        &mut request.bytes[request.id_at..request.id_at + ID_LEN],
-        unique,
-    );
-    if let Some(at) = request.key_at {
-        write_hex(
-            &mut request.bytes[at..at + ID_LEN],
-            unique ^ (0xA5u128 << 120),
-        );
+    patch_bytes(&mut request.bytes, request.id_at, request.key_at, unique);
+}
+
+fn patch_bytes(bytes: &mut [u8], id_at: usize, key_at: Option<usize>, unique: u128) {
+    write_hex(&mut bytes[id_at..id_at + ID_LEN], unique);
+    if let Some(at) = key_at {
+        write_hex(&mut bytes[at..at + ID_LEN], unique ^ (0xA5u128 << 120));
     }
 }
 
@@ -327,7 +364,6 @@ async fn grpc_exchange(
     uri: &http::Uri,
     request: &[u8],
 ) -> Result<bool, BoxError> {
-    use prost::Message as _;
     let head = http::Request::post(uri.clone())
         .header("content-type", "application/grpc")
         .header("te", "trailers")
@@ -350,15 +386,20 @@ async fn grpc_exchange(
         .as_ref()
         .and_then(|t| t.get("grpc-status"))
         .is_some_and(|v| v == "0");
-    let completed = data.len() > 5
+    Ok(ok_head && status_ok && grpc_completed(&data))
+}
+
+/// Whether a `SendMessage` answer (the length-prefixed message) is a completed task.
+fn grpc_completed(data: &[u8]) -> bool {
+    use prost::Message as _;
+    data.len() > 5
         && a2a_protocol_grpc::pb::SendMessageResponse::decode(&data[5..]).is_ok_and(|r| {
             matches!(
                 r.payload,
                 Some(a2a_protocol_grpc::pb::send_message_response::Payload::Task(ref task))
                     if task.status.as_ref().is_some_and(|s| s.state == a2a_protocol_grpc::pb::TaskState::Completed as i32)
             )
-        });
-    Ok(ok_head && status_ok && completed)
+        })
 }
 
 fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {

@@ -28,6 +28,7 @@
 mod floor;
 mod follow_ups;
 mod generator;
+mod h2_shared;
 mod push;
 mod report;
 mod servers;
@@ -72,7 +73,12 @@ pub struct MemoryRuns {
 }
 
 const CONCURRENCY: [usize; 3] = [1, 16, 64];
-const BINDINGS: [Binding; 3] = [Binding::JsonRpc, Binding::HttpJson, Binding::Grpc];
+const BINDINGS: [Binding; 4] = [
+    Binding::JsonRpc,
+    Binding::HttpJson,
+    Binding::Grpc,
+    Binding::GrpcShared,
+];
 /// Sends per measurement at most; with the warm-up's 5 000, a keyed run stays under the
 /// in-memory store's default key cap (100 000).
 const MAX_MEASURED: u64 = 90_000;
@@ -119,7 +125,9 @@ fn cells(kind: &Kind) -> Vec<(Binding, bool, usize)> {
         }
         // gRPC differs from the others in the binding alone, which the in-memory store shows;
         // on the durable stores the store's cost hides it.
-        if binding == Binding::Grpc && !matches!(kind, Kind::Ours("memory")) {
+        if matches!(binding, Binding::Grpc | Binding::GrpcShared)
+            && !matches!(kind, Kind::Ours("memory"))
+        {
             continue;
         }
         for keyed in [false, true] {

@@ -149,25 +149,33 @@ fn targets(samples: &[Sample], memory: &MemoryRuns, follow_ups: &[FollowUpCost])
     let observed = rps_of(samples, &Kind::Observed, Binding::JsonRpc, true, 16);
     let dark = rps_of(samples, &Kind::Dark, Binding::JsonRpc, true, 16);
     let observed_share = paired_ratio(samples, (&Kind::Observed, true), (&Kind::Dark, true));
+    // gRPC as gRPC clients call (every call in flight on one connection) is what the target
+    // takes; one connection per call in flight, as HTTP/1.1 needs, is shown beside it.
     let grpc_vs_jsonrpc = |keyed: bool| {
-        let share = paired_binding_ratio(
-            samples,
-            (&ours, Binding::Grpc, keyed),
-            (&ours, Binding::JsonRpc, keyed),
-        );
-        let grpc = rps_of(samples, &ours, Binding::Grpc, keyed, 16);
+        let share = |grpc: Binding| {
+            paired_binding_ratio(
+                samples,
+                (&ours, grpc, keyed),
+                (&ours, Binding::JsonRpc, keyed),
+            )
+        };
+        let (shared, per_connection) = (share(Binding::GrpcShared), share(Binding::Grpc));
+        let grpc = rps_of(samples, &ours, Binding::GrpcShared, keyed, 16);
         let jsonrpc = rps_of(samples, &ours, Binding::JsonRpc, keyed, 16);
         Target {
             what: format!(
-                "gRPC vs JSON-RPC ({}, in-memory, c16)",
+                "gRPC (one connection, 16 calls in flight) vs JSON-RPC (16 connections) ({}, \
+                 in-memory, c16)",
                 if keyed { "keyed" } else { "unkeyed" }
             ),
             goal: "≥ 100 %".into(),
             measured: format!(
-                "{:.0} % (medians {grpc:.0} vs {jsonrpc:.0} req/s)",
-                100.0 * share
+                "{:.0} % (medians {grpc:.0} vs {jsonrpc:.0} req/s); gRPC on 16 connections, one \
+                 call each: {:.0} %",
+                100.0 * shared,
+                100.0 * per_connection
             ),
-            met: share >= 1.0,
+            met: shared >= 1.0,
         }
     };
     let ratio = |a: f64, b: f64| if b > 0.0 { a / b } else { 0.0 };
@@ -384,7 +392,12 @@ fn rows() -> Vec<(Kind, Binding, bool)> {
     }
     for store in ["memory", "sqlite", "postgres"] {
         let bindings: &[Binding] = if store == "memory" {
-            &[Binding::JsonRpc, Binding::HttpJson, Binding::Grpc]
+            &[
+                Binding::JsonRpc,
+                Binding::HttpJson,
+                Binding::Grpc,
+                Binding::GrpcShared,
+            ]
         } else {
             &[Binding::JsonRpc, Binding::HttpJson]
         };
@@ -584,10 +597,13 @@ pub fn markdown(
          - The generator is closed-loop: `c` keep-alive connections, each sending the next request \
            when the previous answer is in. A send counts only when it answers 200 with a completed \
            task; anything else is an error.\n\
-         - gRPC is driven the same way: `c` HTTP/2 connections, one call at a time on each, the \
-           request encoded once with its ids patched in place; a call counts when it ends with \
-           status OK and a completed task. It runs on the in-memory store only: on the others the \
-           store's cost hides the binding's.\n\
+         - gRPC is driven two ways, the request encoded once with its ids patched in place: as \
+           gRPC clients call, `c` calls in flight on one HTTP/2 connection (\"gRPC (1 conn.)\", \
+           its frames written and read by hand, so the generator stays cheaper than the server), \
+           and the way the HTTP/1.1 bindings must be called, `c` connections with one call at a \
+           time on each (\"gRPC\"). A call counts when it ends with a completed task (and, on \
+           separate connections, status OK). gRPC runs on the in-memory store only: on the \
+           others the store's cost hides the binding's.\n\
          - Every send carries a fresh message id; a keyed send also a fresh idempotency key, so \
            no send is a replay.\n\
          - The floor is one axum route that reads the JSON-RPC body into the typed request with \
