@@ -23,7 +23,8 @@
 //! small memory runs: a smoke test of the harness, not figures to report), `A2A_BENCH_ONLY`
 //! (measure only the servers whose label contains one of its comma-separated parts, and skip
 //! the memory runs),
-//! `A2A_BENCH_A2A` (another build of `a2a` to serve, say one with frame pointers to profile).
+//! `A2A_BENCH_A2A` (another build of `a2a` to serve, say one with frame pointers to profile),
+//! `A2A_BENCH_BINDING` (measure only the binding of this name, as the tables write it).
 
 mod floor;
 mod follow_ups;
@@ -118,7 +119,11 @@ fn settings() -> Settings {
 /// The configurations each server kind is measured in.
 fn cells(kind: &Kind) -> Vec<(Binding, bool, usize)> {
     let mut cells = Vec::new();
+    let binding_only = std::env::var("A2A_BENCH_BINDING").unwrap_or_default();
     for binding in BINDINGS {
+        if !binding_only.is_empty() && binding.name() != binding_only {
+            continue;
+        }
         if matches!(kind, Kind::Floor | Kind::Observed | Kind::Dark) && binding != Binding::JsonRpc
         {
             continue;
