@@ -24,7 +24,8 @@
 //! (measure only the servers whose label contains one of its comma-separated parts, and skip
 //! the memory runs),
 //! `A2A_BENCH_A2A` (another build of `a2a` to serve, say one with frame pointers to profile),
-//! `A2A_BENCH_BINDING` (measure only the binding of this name, as the tables write it).
+//! `A2A_BENCH_BINDING` (measure only the bindings of these comma-separated names, as the tables
+//! write them).
 
 mod floor;
 mod follow_ups;
@@ -119,9 +120,9 @@ fn settings() -> Settings {
 /// The configurations each server kind is measured in.
 fn cells(kind: &Kind) -> Vec<(Binding, bool, usize)> {
     let mut cells = Vec::new();
-    let binding_only = std::env::var("A2A_BENCH_BINDING").unwrap_or_default();
+    let only = std::env::var("A2A_BENCH_BINDING").unwrap_or_default();
     for binding in BINDINGS {
-        if !binding_only.is_empty() && binding.name() != binding_only {
+        if !only.is_empty() && !only.split(',').any(|name| name.trim() == binding.name()) {
             continue;
         }
         if matches!(kind, Kind::Floor | Kind::Observed | Kind::Dark) && binding != Binding::JsonRpc
