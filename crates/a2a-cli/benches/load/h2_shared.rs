@@ -42,41 +42,75 @@ pub async fn run(
     deadline: Instant,
     limit: Option<u64>,
     request: &mut [u8],
-    mut patch: impl FnMut(&mut [u8]),
+    patch: impl FnMut(&mut [u8]),
     completed: impl Fn(&[u8]) -> bool,
 ) -> Outcome {
-    let mut outcome = Outcome {
-        latencies: Vec::with_capacity(256 * 1024),
-        errors: 0,
+    let mut calls = Calls {
+        in_flight,
+        deadline,
+        limit,
+        request,
+        patch,
+        completed,
+        issued: 0,
+        outcome: Outcome {
+            latencies: Vec::with_capacity(256 * 1024),
+            errors: 0,
+        },
     };
-    let mut issued = 0u64;
-    while Instant::now() < deadline && limit.is_none_or(|n| issued < n) {
+    while Instant::now() < deadline && calls.more() {
         let mut connection = match Connection::open(addr).await {
             Ok(connection) => connection,
             Err(_) => {
-                outcome.errors += 1;
+                calls.outcome.errors += 1;
                 tokio::time::sleep(Duration::from_millis(10)).await;
                 continue;
             }
         };
-        let result = connection
-            .calls(
-                in_flight,
-                deadline,
-                limit,
-                &mut issued,
-                request,
-                &mut patch,
-                &completed,
-                &mut outcome,
-            )
-            .await;
-        if result.is_err() {
+        if connection.calls(&mut calls).await.is_err() {
             // Every call still open on the broken connection failed.
-            outcome.errors += 1 + connection.open.len() as u64;
+            calls.outcome.errors += 1 + connection.open.len() as u64;
         }
     }
-    outcome
+    calls.outcome
+}
+
+/// What to call and how much, and what the calls have measured so far (across connections).
+struct Calls<'a, P, C> {
+    in_flight: usize,
+    deadline: Instant,
+    limit: Option<u64>,
+    request: &'a mut [u8],
+    patch: P,
+    completed: C,
+    issued: u64,
+    outcome: Outcome,
+}
+
+impl<P: FnMut(&mut [u8]), C: Fn(&[u8]) -> bool> Calls<'_, P, C> {
+    /// Whether the limit leaves calls to make.
+    fn more(&self) -> bool {
+        self.limit.is_none_or(|n| self.issued < n)
+    }
+
+    /// The next call's request, patched.
+    fn next(&mut self) -> &[u8] {
+        (self.patch)(self.request);
+        self.issued += 1;
+        self.request
+    }
+
+    /// Counts an answered call: its latency when it completed, an error when not.
+    fn answered(&mut self, open: Open) {
+        if (self.completed)(&open.message) {
+            let micros = open.sent.elapsed().as_micros();
+            self.outcome
+                .latencies
+                .push(micros.min(u128::from(u32::MAX)) as u32);
+        } else {
+            self.outcome.errors += 1;
+        }
+    }
 }
 
 /// A call in flight: when it was sent, and its answer's message so far.
@@ -127,45 +161,35 @@ impl Connection {
 
     /// Keeps `in_flight` calls open until the deadline or the limit, then waits for the
     /// open ones to end.
-    #[allow(clippy::too_many_arguments)]
-    async fn calls(
+    async fn calls<P: FnMut(&mut [u8]), C: Fn(&[u8]) -> bool>(
         &mut self,
-        in_flight: usize,
-        deadline: Instant,
-        limit: Option<u64>,
-        issued: &mut u64,
-        request: &mut [u8],
-        patch: &mut impl FnMut(&mut [u8]),
-        completed: &impl Fn(&[u8]) -> bool,
-        outcome: &mut Outcome,
+        calls: &mut Calls<'_, P, C>,
     ) -> std::io::Result<()> {
-        let drain_until = deadline + Duration::from_secs(5);
+        let drain_until = calls.deadline + Duration::from_secs(5);
         loop {
-            let sending = Instant::now() < deadline;
+            let sending = Instant::now() < calls.deadline;
             // Stream ids run out after a billion calls: then the connection ends like a limit.
-            let more = |issued: u64| limit.is_none_or(|n| issued < n);
+            let ids_left = |connection: &Self| connection.next_stream < MAX_WINDOW - 2;
             while sending
-                && self.open.len() < in_flight
-                && more(*issued)
-                && self.next_stream < MAX_WINDOW - 2
-                && self.send_window >= request.len() as i64
+                && self.open.len() < calls.in_flight
+                && calls.more()
+                && ids_left(self)
+                && self.send_window >= calls.request.len() as i64
             {
-                patch(request);
-                self.call(request);
-                *issued += 1;
+                self.call(calls.next());
             }
             if !self.out.is_empty() {
                 self.tcp.write_all(&self.out).await?;
                 self.out.clear();
             }
-            let done = !sending || !more(*issued) || self.next_stream >= MAX_WINDOW - 2;
+            let done = !sending || !calls.more() || !ids_left(self);
             if self.open.is_empty() && done {
                 return Ok(());
             }
             if Instant::now() > drain_until {
                 return Err(std::io::ErrorKind::TimedOut.into());
             }
-            self.read(completed, outcome).await?;
+            self.read(calls).await?;
         }
     }
 
@@ -194,10 +218,9 @@ impl Connection {
     }
 
     /// Reads what has come and handles every whole frame in it.
-    async fn read(
+    async fn read<P: FnMut(&mut [u8]), C: Fn(&[u8]) -> bool>(
         &mut self,
-        completed: &impl Fn(&[u8]) -> bool,
-        outcome: &mut Outcome,
+        calls: &mut Calls<'_, P, C>,
     ) -> std::io::Result<()> {
         if self.filled == self.input.len() {
             self.input.resize(self.input.len() * 2, 0);
@@ -229,22 +252,14 @@ impl Connection {
                 // Response headers, or the trailers that end the call (with END_STREAM).
                 HEADERS if flags & END_STREAM != 0 => {
                     if let Some(open) = self.open.remove(&stream) {
-                        if completed(&open.message) {
-                            let micros = open.sent.elapsed().as_micros();
-                            outcome
-                                .latencies
-                                .push(micros.min(u128::from(u32::MAX)) as u32);
-                        } else {
-                            outcome.errors += 1;
-                        }
+                        calls.answered(open);
                     }
                 }
-                RST_STREAM if self.open.remove(&stream).is_some() => outcome.errors += 1,
+                RST_STREAM if self.open.remove(&stream).is_some() => calls.outcome.errors += 1,
                 SETTINGS if flags & ACK == 0 => frame_head(&mut self.out, 0, SETTINGS, ACK, 0),
                 PING if flags & ACK == 0 => {
                     frame_head(&mut self.out, 8, PING, ACK, 0);
-                    let data = self.input[payload].to_vec();
-                    self.out.extend_from_slice(&data);
+                    self.out.extend_from_slice(&self.input[payload]);
                 }
                 WINDOW_UPDATE if stream == 0 && length == 4 => {
                     let p = &self.input[payload];
