@@ -20,6 +20,9 @@ use tower::ServiceExt as _;
 
 use crate::server::ServerConfig;
 
+#[cfg(feature = "grpc")]
+mod pacing;
+
 /// How long the accept loop pauses after an error such as running out of file descriptors,
 /// so it does not spin while the condition lasts.
 const ACCEPT_BACKOFF: Duration = Duration::from_millis(50);
@@ -67,7 +70,6 @@ pub(crate) async fn serve(
         } else {
             config.header_timeout
         };
-        let http = http(header_timeout);
         #[cfg(feature = "tls")]
         if let Some(tls) = &tls {
             let (acceptor, watcher, router) = (tls.clone(), graceful.watcher(), router.clone());
@@ -89,7 +91,6 @@ pub(crate) async fn serve(
                     .and_then(|chain| chain.first())
                     .and_then(|der| crate::tls::ClientCertificate::parse(der));
                 run(
-                    http,
                     stream,
                     service(router, peer, certificate),
                     watcher,
@@ -102,7 +103,7 @@ pub(crate) async fn serve(
         }
         let (watcher, service) = (graceful.watcher(), service(router.clone(), peer, None));
         tokio::spawn(async move {
-            run(http, tcp, service, watcher, header_timeout).await;
+            run(tcp, service, watcher, header_timeout).await;
             drop(permit);
         });
     }
@@ -116,7 +117,7 @@ pub(crate) async fn serve(
 #[cfg(not(feature = "grpc"))]
 type Http = hyper::server::conn::http1::Builder;
 #[cfg(feature = "grpc")]
-type Http = hyper_util::server::conn::auto::Builder<hyper_util::rt::TokioExecutor>;
+type Http = hyper_util::server::conn::auto::Builder<pacing::StreamExecutor>;
 
 /// The connection settings: `header_timeout` bounds every HTTP/1.1 request's headers, and so
 /// an idle connection too.
@@ -130,9 +131,9 @@ fn http(header_timeout: Duration) -> Http {
 }
 
 #[cfg(feature = "grpc")]
-fn http(header_timeout: Duration) -> Http {
+fn http(header_timeout: Duration, pacing: Arc<pacing::Pacing>) -> Http {
     let mut http =
-        hyper_util::server::conn::auto::Builder::new(hyper_util::rt::TokioExecutor::new());
+        hyper_util::server::conn::auto::Builder::new(pacing::StreamExecutor::new(pacing));
     http.http1()
         .timer(TokioTimer::new())
         .header_read_timeout(header_timeout)
@@ -148,11 +149,10 @@ fn http(header_timeout: Duration) -> Http {
 
 /// Serves one connection until it ends, or until shutdown lets it finish what it is doing.
 async fn run<I, S>(
-    http: Http,
     io: I,
     service: S,
     watcher: hyper_util::server::graceful::Watcher,
-    #[cfg_attr(not(feature = "grpc"), allow(unused_variables))] header_timeout: Duration,
+    header_timeout: Duration,
 ) where
     I: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
     S: hyper::service::Service<
@@ -165,7 +165,14 @@ async fn run<I, S>(
     S::Future: Send + 'static,
 {
     #[cfg(feature = "grpc")]
-    let io = preface::Deadline::new(io, header_timeout);
+    let pacing = Arc::<pacing::Pacing>::default();
+    #[cfg(feature = "grpc")]
+    let (http, io) = (
+        http(header_timeout, Arc::clone(&pacing)),
+        pacing::Written::new(preface::Deadline::new(io, header_timeout), pacing),
+    );
+    #[cfg(not(feature = "grpc"))]
+    let http = http(header_timeout);
     let connection = http.serve_connection(TokioIo::new(io), service);
     if let Err(error) = watcher.watch(connection).await {
         tracing::debug!(%error, "connection ended with an error");

@@ -1,0 +1,278 @@
+//! Answers on one HTTP/2 connection leave a few at a time, not all after the last.
+//!
+//! hyper runs each HTTP/2 stream as a task of its own, and only the connection's task
+//! writes. When many calls arrive in one read (a gRPC client multiplexing its callers on one
+//! connection), the connection's task, woken by the first answer, is queued behind every
+//! other stream of that read: the first answer waits for the last, all leave in one write,
+//! the client answers them all at once, and the server idles while the next batch is on its
+//! way. Here, once [`GROUP`] answers wait unwritten, a stream about to run steps back once,
+//! behind the connection's task, and the connection, having written, queues itself behind
+//! the streams that stepped back: answers leave in groups of about [`GROUP`], and the client
+//! works on one group while the server works on the next. A write per answer would cost a
+//! write per call; a stream steps back at most once per write, so a connection that cannot
+//! write (a peer not reading) never makes its streams spin.
+
+use std::future::Future;
+use std::io;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::task::{Context, Poll, ready};
+
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+
+/// How many answers may wait unwritten before the streams still to run step back: half of
+/// 16 calls in flight, so that two groups alternate (measured against 4, 6 and 12 in the load
+/// benchmark; see docs/grpc.md).
+const GROUP: usize = 8;
+
+/// What one connection's streams and its writer know of each other.
+#[derive(Debug, Default)]
+pub(super) struct Pacing {
+    /// Streams answered since the connection last wrote.
+    unwritten: AtomicUsize,
+    /// The connection's writes so far: a stream steps back at most once per write.
+    writes: AtomicU64,
+    /// Whether a stream stepped back since the last write.
+    stepped_back: AtomicBool,
+}
+
+impl Pacing {
+    fn answered(&self) {
+        self.unwritten.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Notes a write; true if streams stepped back for it, so the connection should queue
+    /// itself behind them.
+    fn wrote(&self) -> bool {
+        self.unwritten.store(0, Ordering::Relaxed);
+        self.writes.fetch_add(1, Ordering::Relaxed);
+        self.stepped_back.swap(false, Ordering::Relaxed)
+    }
+
+    /// Whether a stream that last stepped back at write `stepped_back_at` should step back
+    /// now (and, if so, notes that it did).
+    fn step_back(&self, stepped_back_at: &mut u64) -> bool {
+        let writes = self.writes.load(Ordering::Relaxed);
+        if *stepped_back_at == writes || self.unwritten.load(Ordering::Relaxed) < GROUP {
+            return false;
+        }
+        *stepped_back_at = writes;
+        self.stepped_back.store(true, Ordering::Relaxed);
+        true
+    }
+}
+
+/// Spawns a connection's streams on tokio, each paced by the connection's [`Pacing`].
+#[derive(Clone, Debug)]
+pub(super) struct StreamExecutor {
+    pacing: Arc<Pacing>,
+}
+
+impl StreamExecutor {
+    pub(super) fn new(pacing: Arc<Pacing>) -> Self {
+        Self { pacing }
+    }
+}
+
+impl<F> hyper::rt::Executor<F> for StreamExecutor
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    fn execute(&self, future: F) {
+        tokio::spawn(Paced {
+            future,
+            pacing: Arc::clone(&self.pacing),
+            stepped_back_at: u64::MAX,
+        });
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// One stream: steps back while answers wait, and counts its own answer when done.
+    struct Paced<F> {
+        #[pin]
+        future: F,
+        pacing: Arc<Pacing>,
+        stepped_back_at: u64,
+    }
+}
+
+impl<F: Future> Future for Paced<F> {
+    type Output = F::Output;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        let this = self.project();
+        if this.pacing.step_back(this.stepped_back_at) {
+            // Woken at once: tokio queues a task that wakes itself behind those already
+            // queued, the connection's among them.
+            cx.waker().wake_by_ref();
+            return Poll::Pending;
+        }
+        let output = ready!(this.future.poll(cx));
+        this.pacing.answered();
+        Poll::Ready(output)
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// The connection's socket, telling its [`Pacing`] when it writes.
+    pub(super) struct Written<I> {
+        #[pin]
+        io: I,
+        pacing: Arc<Pacing>,
+    }
+}
+
+impl<I> Written<I> {
+    pub(super) fn new(io: I, pacing: Arc<Pacing>) -> Self {
+        Self { io, pacing }
+    }
+}
+
+impl<I: AsyncRead> AsyncRead for Written<I> {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        self.project().io.poll_read(cx, buf)
+    }
+}
+
+impl<I: AsyncWrite> AsyncWrite for Written<I> {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        let this = self.project();
+        let written = ready!(this.io.poll_write(cx, buf));
+        if this.pacing.wrote() {
+            // Queued again behind the streams that stepped back, so it next writes after
+            // they (or the next group of them) have answered, not after each one.
+            cx.waker().wake_by_ref();
+        }
+        Poll::Ready(written)
+    }
+
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        let this = self.project();
+        let written = ready!(this.io.poll_write_vectored(cx, bufs));
+        if this.pacing.wrote() {
+            cx.waker().wake_by_ref();
+        }
+        Poll::Ready(written)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.io.is_write_vectored()
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.project().io.poll_flush(cx)
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.project().io.poll_shutdown(cx)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hyper::rt::Executor as _;
+
+    /// How many answers waited each time a model connection ran, on a runtime like the
+    /// server's on one core, when `calls` streams arrive at once and each answers after a
+    /// turn of an agent's, as a send does (it hands its turn to an agent task and waits).
+    fn waiting_per_write(calls: usize, paced: bool) -> Vec<usize> {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .build()
+            .expect("runtime");
+        runtime.block_on(async move {
+            let pacing = Arc::new(Pacing::default());
+            let executor = StreamExecutor::new(Arc::clone(&pacing));
+            let done = Arc::new(AtomicUsize::new(0));
+            let mut writes = Vec::new();
+            let mut started = false;
+            // The connection's task: its first turn reads the batch and starts a stream for
+            // each call (from the worker, as hyper does); every turn writes what was answered.
+            let connection = std::future::poll_fn(move |cx| {
+                if !started {
+                    started = true;
+                    for _ in 0..calls {
+                        let (waker, done) = (cx.waker().clone(), Arc::clone(&done));
+                        let stream = async move {
+                            let (answer, answered) = tokio::sync::oneshot::channel();
+                            tokio::spawn(async move { answer.send(()) });
+                            answered.await.expect("the agent answers");
+                            done.fetch_add(1, Ordering::Relaxed);
+                            waker.wake();
+                        };
+                        if paced {
+                            executor.execute(stream);
+                        } else {
+                            tokio::spawn(stream);
+                        }
+                    }
+                }
+                let waiting = done.swap(0, Ordering::Relaxed);
+                if waiting > 0 {
+                    writes.push(waiting);
+                    if pacing.wrote() {
+                        cx.waker().wake_by_ref();
+                    }
+                }
+                if writes.iter().sum::<usize>() == calls {
+                    Poll::Ready(std::mem::take(&mut writes))
+                } else {
+                    Poll::Pending
+                }
+            });
+            tokio::spawn(connection).await.expect("the connection ends")
+        })
+    }
+
+    #[test]
+    fn answers_leave_a_few_at_a_time_when_many_are_ready_at_once() {
+        // Without pacing, the model shows the batching it guards against.
+        assert_eq!(waiting_per_write(32, false), vec![32]);
+        let paced = waiting_per_write(32, true);
+        assert!(paced.iter().all(|&w| w <= GROUP + 1), "{paced:?}");
+        // ... and not one write per answer either.
+        assert!(paced.len() <= 2 * 32 / GROUP, "{paced:?}");
+    }
+
+    #[test]
+    fn a_stream_steps_back_at_most_once_per_write() {
+        let pacing = Pacing::default();
+        let mut stepped_back_at = u64::MAX;
+        for _ in 0..GROUP {
+            pacing.answered();
+        }
+        assert!(pacing.step_back(&mut stepped_back_at));
+        assert!(
+            !pacing.step_back(&mut stepped_back_at),
+            "no second step back before a write"
+        );
+        pacing.wrote();
+        assert!(
+            !pacing.step_back(&mut stepped_back_at),
+            "nothing waits after the write"
+        );
+        for _ in 0..GROUP {
+            pacing.answered();
+        }
+        assert!(
+            pacing.step_back(&mut stepped_back_at),
+            "again after the write"
+        );
+    }
+}
