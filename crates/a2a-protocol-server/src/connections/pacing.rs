@@ -5,59 +5,70 @@
 //! connection), the connection's task, woken by the first answer, is queued behind every
 //! other stream of that read: the first answer waits for the last, all leave in one write,
 //! the client answers them all at once, and the server idles while the next batch is on its
-//! way. Here, once [`GROUP`] answers wait unwritten, a stream about to run steps back once,
-//! behind the connection's task, and the connection, having written, queues itself behind
-//! the streams that stepped back: answers leave in groups of about [`GROUP`], and the client
-//! works on one group while the server works on the next. A write per answer would cost a
-//! write per call; a stream steps back at most once per write, so a connection that cannot
-//! write (a peer not reading) never makes its streams spin.
+//! way. Here, once half the connection's outstanding calls have answered unwritten (at least
+//! [`MIN_GROUP`]), a stream about to run steps back once, behind the connection's task, and
+//! the connection, having written, queues itself behind the streams that stepped back: the
+//! answers of a batch leave in two groups, and the client works on one while the server works
+//! on the other. A write per answer would cost a write per call, and a fixed group size would
+//! make the streams of a large batch step back once per group; a stream steps back at most
+//! once in its life, so a connection that cannot write (a peer not reading) never makes its
+//! streams spin.
 
 use std::future::Future;
 use std::io;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::task::{Context, Poll, ready};
 
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
-/// How many answers may wait unwritten before the streams still to run step back: half of
-/// 16 calls in flight, so that two groups alternate (measured against 4, 6 and 12 in the load
-/// benchmark; see docs/grpc.md).
-const GROUP: usize = 8;
+/// The fewest answers worth a write of their own before the rest of their batch. Smaller
+/// groups cost more writes than the overlap wins: in the load benchmark (one connection, 16
+/// calls in flight) groups of 4 made no gain, and halving every batch down to 4 lost keyed
+/// throughput; see docs/grpc.md.
+const MIN_GROUP: usize = 8;
 
 /// What one connection's streams and its writer know of each other.
 #[derive(Debug, Default)]
 pub(super) struct Pacing {
     /// Streams answered since the connection last wrote.
     unwritten: AtomicUsize,
-    /// The connection's writes so far: a stream steps back at most once per write.
-    writes: AtomicU64,
+    /// Streams started and not yet answered (or dropped).
+    running: AtomicUsize,
     /// Whether a stream stepped back since the last write.
     stepped_back: AtomicBool,
 }
 
 impl Pacing {
+    fn started(&self) {
+        self.running.fetch_add(1, Ordering::Relaxed);
+    }
+
     fn answered(&self) {
         self.unwritten.fetch_add(1, Ordering::Relaxed);
+        self.ended();
+    }
+
+    fn ended(&self) {
+        self.running.fetch_sub(1, Ordering::Relaxed);
     }
 
     /// Notes a write; true if streams stepped back for it, so the connection should queue
     /// itself behind them.
     fn wrote(&self) -> bool {
         self.unwritten.store(0, Ordering::Relaxed);
-        self.writes.fetch_add(1, Ordering::Relaxed);
         self.stepped_back.swap(false, Ordering::Relaxed)
     }
 
-    /// Whether a stream that last stepped back at write `stepped_back_at` should step back
-    /// now (and, if so, notes that it did).
-    fn step_back(&self, stepped_back_at: &mut u64) -> bool {
-        let writes = self.writes.load(Ordering::Relaxed);
-        if *stepped_back_at == writes || self.unwritten.load(Ordering::Relaxed) < GROUP {
+    /// Whether a stream that has not stepped back yet should now: when as many answers wait
+    /// unwritten as streams still run (and at least [`MIN_GROUP`]).
+    fn step_back(&self) -> bool {
+        let unwritten = self.unwritten.load(Ordering::Relaxed);
+        let running = self.running.load(Ordering::Relaxed);
+        if unwritten < MIN_GROUP || unwritten < running {
             return false;
         }
-        *stepped_back_at = writes;
         self.stepped_back.store(true, Ordering::Relaxed);
         true
     }
@@ -81,10 +92,14 @@ where
     F::Output: Send + 'static,
 {
     fn execute(&self, future: F) {
+        self.pacing.started();
         tokio::spawn(Paced {
             future,
-            pacing: Arc::clone(&self.pacing),
-            stepped_back_at: u64::MAX,
+            running: Running {
+                pacing: Arc::clone(&self.pacing),
+                answered: false,
+            },
+            stepped_back: false,
         });
     }
 }
@@ -94,8 +109,22 @@ pin_project_lite::pin_project! {
     struct Paced<F> {
         #[pin]
         future: F,
-        pacing: Arc<Pacing>,
-        stepped_back_at: u64,
+        running: Running,
+        stepped_back: bool,
+    }
+}
+
+/// A stream counted as running until it answers or is dropped unanswered.
+struct Running {
+    pacing: Arc<Pacing>,
+    answered: bool,
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if !self.answered {
+            self.pacing.ended();
+        }
     }
 }
 
@@ -104,14 +133,19 @@ impl<F: Future> Future for Paced<F> {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
         let this = self.project();
-        if this.pacing.step_back(this.stepped_back_at) {
+        let running = this.running;
+        if !*this.stepped_back && running.pacing.step_back() {
+            *this.stepped_back = true;
             // Woken at once: tokio queues a task that wakes itself behind those already
             // queued, the connection's among them.
             cx.waker().wake_by_ref();
             return Poll::Pending;
         }
         let output = ready!(this.future.poll(cx));
-        this.pacing.answered();
+        if !running.answered {
+            running.answered = true;
+            running.pacing.answered();
+        }
         Poll::Ready(output)
     }
 }
@@ -242,37 +276,33 @@ mod tests {
 
     #[test]
     fn answers_leave_a_few_at_a_time_when_many_are_ready_at_once() {
-        // Without pacing, the model shows the batching it guards against.
-        assert_eq!(waiting_per_write(32, false), vec![32]);
-        let paced = waiting_per_write(32, true);
-        assert!(paced.iter().all(|&w| w <= GROUP + 1), "{paced:?}");
-        // ... and not one write per answer either.
-        assert!(paced.len() <= 2 * 32 / GROUP, "{paced:?}");
+        for calls in [16, 64] {
+            // Without pacing, the model shows the batching it guards against.
+            assert_eq!(waiting_per_write(calls, false), vec![calls]);
+            // With it, the batch leaves in two halves: not in one, nor a write per answer.
+            assert_eq!(waiting_per_write(calls, true), vec![calls / 2, calls / 2]);
+        }
+        // A batch too small to split leaves in one write.
+        assert_eq!(waiting_per_write(MIN_GROUP, true), vec![MIN_GROUP]);
     }
 
     #[test]
-    fn a_stream_steps_back_at_most_once_per_write() {
+    fn streams_step_back_once_half_the_outstanding_calls_wait_unwritten() {
         let pacing = Pacing::default();
-        let mut stepped_back_at = u64::MAX;
-        for _ in 0..GROUP {
-            pacing.answered();
-        }
-        assert!(pacing.step_back(&mut stepped_back_at));
+        let calls = 2 * MIN_GROUP;
+        let answer = |answers| (0..answers).for_each(|_| pacing.answered());
+        (0..calls).for_each(|_| pacing.started());
+        answer(MIN_GROUP - 1);
+        assert!(!pacing.step_back(), "fewer than half answered");
+        answer(1);
+        assert!(pacing.step_back(), "half answered");
         assert!(
-            !pacing.step_back(&mut stepped_back_at),
-            "no second step back before a write"
+            pacing.wrote(),
+            "the connection queues itself behind the streams"
         );
-        pacing.wrote();
-        assert!(
-            !pacing.step_back(&mut stepped_back_at),
-            "nothing waits after the write"
-        );
-        for _ in 0..GROUP {
-            pacing.answered();
-        }
-        assert!(
-            pacing.step_back(&mut stepped_back_at),
-            "again after the write"
-        );
+        assert!(!pacing.step_back(), "nothing waits after the write");
+        assert!(!pacing.wrote(), "no stream stepped back since");
+        answer(MIN_GROUP - 1);
+        assert!(!pacing.step_back(), "too few to split");
     }
 }
