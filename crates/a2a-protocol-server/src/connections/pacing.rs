@@ -1,4 +1,4 @@
-//! Answers on one HTTP/2 connection leave a few at a time, not all after the last.
+//! A batch of answers on one HTTP/2 connection leaves in two groups, not all after the last.
 //!
 //! hyper runs each HTTP/2 stream as a task of its own, and only the connection's task
 //! writes. When many calls arrive in one read (a gRPC client multiplexing its callers on one
@@ -183,11 +183,7 @@ impl<I: AsyncWrite> AsyncWrite for Written<I> {
     ) -> Poll<io::Result<usize>> {
         let this = self.project();
         let written = ready!(this.io.poll_write(cx, buf));
-        if this.pacing.wrote() {
-            // Queued again behind the streams that stepped back, so it next writes after
-            // they (or the next group of them) have answered, not after each one.
-            cx.waker().wake_by_ref();
-        }
+        after_write(this.pacing, cx);
         Poll::Ready(written)
     }
 
@@ -198,9 +194,7 @@ impl<I: AsyncWrite> AsyncWrite for Written<I> {
     ) -> Poll<io::Result<usize>> {
         let this = self.project();
         let written = ready!(this.io.poll_write_vectored(cx, bufs));
-        if this.pacing.wrote() {
-            cx.waker().wake_by_ref();
-        }
+        after_write(this.pacing, cx);
         Poll::Ready(written)
     }
 
@@ -214,6 +208,15 @@ impl<I: AsyncWrite> AsyncWrite for Written<I> {
 
     fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         self.project().io.poll_shutdown(cx)
+    }
+}
+
+/// Notes a write; if streams stepped back for it, wakes the connection's task, which is
+/// running, so that tokio queues it again behind them: its next write then carries their
+/// answers together, not one each.
+fn after_write(pacing: &Pacing, cx: &Context<'_>) {
+    if pacing.wrote() {
+        cx.waker().wake_by_ref();
     }
 }
 
@@ -275,7 +278,7 @@ mod tests {
     }
 
     #[test]
-    fn answers_leave_a_few_at_a_time_when_many_are_ready_at_once() {
+    fn a_batch_of_answers_leaves_in_two_halves() {
         for calls in [16, 64] {
             // Without pacing, the model shows the batching it guards against.
             assert_eq!(waiting_per_write(calls, false), vec![calls]);
