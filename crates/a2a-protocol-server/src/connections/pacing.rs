@@ -9,10 +9,10 @@
 //! [`MIN_GROUP`]), a stream about to run steps back once, behind the connection's task, and
 //! the connection, having written, queues itself behind the streams that stepped back: the
 //! answers of a batch leave in two groups, and the client works on one while the server works
-//! on the other. A write per answer would cost a write per call, and a fixed group size would
-//! make the streams of a large batch step back once per group; a stream steps back at most
-//! once in its life, so a connection that cannot write (a peer not reading) never makes its
-//! streams spin.
+//! on the other. Writing each answer alone would cost a write per call, and a fixed group
+//! size would make the streams of a large batch step back once per group; a stream steps
+//! back at most once in its life, so a connection that cannot write (a peer not reading)
+//! never makes its streams spin.
 
 use std::future::Future;
 use std::io;
