@@ -120,6 +120,16 @@ struct Running {
     answered: bool,
 }
 
+impl Running {
+    /// Counts the stream's answer, once.
+    fn answer(&mut self) {
+        if !self.answered {
+            self.answered = true;
+            self.pacing.answered();
+        }
+    }
+}
+
 impl Drop for Running {
     fn drop(&mut self) {
         if !self.answered {
@@ -133,8 +143,7 @@ impl<F: Future> Future for Paced<F> {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
         let this = self.project();
-        let running = this.running;
-        if !*this.stepped_back && running.pacing.step_back() {
+        if !*this.stepped_back && this.running.pacing.step_back() {
             *this.stepped_back = true;
             // Woken at once: tokio queues a task that wakes itself behind those already
             // queued, the connection's among them.
@@ -142,10 +151,7 @@ impl<F: Future> Future for Paced<F> {
             return Poll::Pending;
         }
         let output = ready!(this.future.poll(cx));
-        if !running.answered {
-            running.answered = true;
-            running.pacing.answered();
-        }
+        this.running.answer();
         Poll::Ready(output)
     }
 }
