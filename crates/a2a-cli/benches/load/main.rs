@@ -25,7 +25,8 @@
 //! the memory runs),
 //! `A2A_BENCH_A2A` (another build of `a2a` to serve, say one with frame pointers to profile),
 //! `A2A_BENCH_BINDING` (measure only the bindings of these comma-separated names, as the tables
-//! write them).
+//! write them), `A2A_BENCH_SENDS` (`keyed` or `unkeyed`: only those) and `A2A_BENCH_CONCURRENCY`
+//! (only these comma-separated concurrencies).
 
 mod floor;
 mod follow_ups;
@@ -121,6 +122,8 @@ fn settings() -> Settings {
 fn cells(kind: &Kind) -> Vec<(Binding, bool, usize)> {
     let mut cells = Vec::new();
     let only = std::env::var("A2A_BENCH_BINDING").unwrap_or_default();
+    let sends = std::env::var("A2A_BENCH_SENDS").unwrap_or_default();
+    let concurrencies = std::env::var("A2A_BENCH_CONCURRENCY").unwrap_or_default();
     for binding in BINDINGS {
         if !only.is_empty() && !only.split(',').any(|name| name.trim() == binding.name()) {
             continue;
@@ -147,7 +150,17 @@ fn cells(kind: &Kind) -> Vec<(Binding, bool, usize)> {
             if matches!(kind, Kind::Baseline(_)) && (!keyed || binding != Binding::JsonRpc) {
                 continue;
             }
+            if !sends.is_empty() && sends != if keyed { "keyed" } else { "unkeyed" } {
+                continue;
+            }
             for concurrency in CONCURRENCY {
+                if !concurrencies.is_empty()
+                    && !concurrencies
+                        .split(',')
+                        .any(|c| c.trim() == concurrency.to_string())
+                {
+                    continue;
+                }
                 cells.push((binding, keyed, concurrency));
             }
         }

@@ -105,12 +105,20 @@ mod statements {
     crate::store::sql::sql_coordination!(sqlx::Sqlite, super::classify, announce: super::announce);
 }
 
+/// The log grows to about this many pages (4 KiB each, so 40 MiB) before a commit copies it
+/// into the database file. SQLite's default, 1 000, made the writer thread checkpoint every
+/// few hundred keyed sends; a longer log writes a page that changes often (an index's root,
+/// a table's last page) into the file once per checkpoint instead of ten times. Recovery
+/// replays at most this much log after a crash.
+pub(super) const CHECKPOINT_PAGES: u32 = 10_000;
+
 async fn connect(url: &str, options: &SqlStoreOptions) -> Result<SqlitePool, StoreError> {
     let connect = SqliteConnectOptions::from_str(url)
         .map_err(|e| StoreError::Backend(Box::new(e)))?
         .create_if_missing(true)
         .journal_mode(SqliteJournalMode::Wal)
         .synchronous(SqliteSynchronous::Full)
+        .pragma("wal_autocheckpoint", CHECKPOINT_PAGES.to_string())
         .busy_timeout(options.busy_timeout);
     SqlitePoolOptions::new()
         .max_connections(options.max_connections)

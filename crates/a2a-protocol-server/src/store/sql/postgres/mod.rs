@@ -144,6 +144,9 @@ mod statements {
     crate::store::sql::sql_coordination!(sqlx::Postgres, super::classify, announce: super::announce);
 }
 
+/// A pooled connection idle at least this long is pinged before it is used (see `connect`).
+const PING_WHEN_IDLE: Duration = Duration::from_secs(1);
+
 async fn connect(url: &str, options: &SqlStoreOptions) -> Result<PgPool, StoreError> {
     let connect: PgConnectOptions = url.parse().map_err(|e| StoreError::Backend(Box::new(e)))?;
     // One connection made directly says at once why the database cannot be reached (refused,
@@ -182,6 +185,20 @@ async fn connect(url: &str, options: &SqlStoreOptions) -> Result<PgPool, StoreEr
     PgPoolOptions::new()
         .max_connections(options.max_connections)
         .acquire_timeout(options.acquire_timeout)
+        // sqlx pings every connection it takes from the pool: a round trip before each
+        // statement, which on a busy server costs the database about as much as the
+        // statement's own send and receive. A connection used within the last second is
+        // known to be alive; only one idle for longer (the database may have restarted
+        // meanwhile) is pinged first, and replaced if the ping fails.
+        .test_before_acquire(false)
+        .before_acquire(|connection, meta| {
+            Box::pin(async move {
+                if meta.idle_for >= PING_WHEN_IDLE {
+                    connection.ping().await?;
+                }
+                Ok(true)
+            })
+        })
         .connect_with(connect)
         .await
         .map_err(classify)
@@ -236,4 +253,64 @@ async fn drop_schema(admin: PgPool, schema: String) {
         .execute(format!("DROP SCHEMA {schema} CASCADE").as_str())
         .await
         .unwrap();
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use a2a_protocol_types::{Message, Task, TaskState, TaskStatus};
+
+    use crate::store::{PostgresTaskStore, TaskStore, TaskWrite, WriteOutcome};
+
+    /// Connections are not pinged before each statement, but one that sat idle long enough to
+    /// have lost its server (here: terminated by the database) is pinged and replaced, so the
+    /// write that takes it succeeds instead of failing on the dead connection.
+    #[tokio::test]
+    async fn a_connection_lost_while_idle_is_replaced_before_a_write() {
+        let Some((url, admin, schema)) = super::test_schema("a2a_idle").await else {
+            return;
+        };
+        let application = format!("a2a_idle_{}", uuid::Uuid::new_v4().simple());
+        let separator = if url.contains('?') { '&' } else { '?' };
+        let store = PostgresTaskStore::open(&format!(
+            "{url}{separator}options=-c%20search_path%3D{schema}&application_name={application}"
+        ))
+        .await
+        .unwrap();
+        let mut task = Task::new("idle", "ctx", TaskStatus::new(TaskState::Working));
+        task.history.push(Message::user_text("hi"));
+        let created = store
+            .write(&TaskWrite::create("", &Arc::new(task.clone())))
+            .await
+            .unwrap();
+        assert_eq!(created, WriteOutcome::Written);
+
+        let terminated: Vec<bool> = sqlx::query_scalar(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1",
+        )
+        .bind(&application)
+        .fetch_all(&admin)
+        .await
+        .unwrap();
+        assert!(
+            !terminated.is_empty() && terminated.iter().all(|t| *t),
+            "the store's connections were terminated: {terminated:?}"
+        );
+        // Idle past the point where a connection is pinged before use.
+        tokio::time::sleep(super::PING_WHEN_IDLE + std::time::Duration::from_millis(200)).await;
+
+        task.status = TaskStatus::new(TaskState::Completed);
+        task.generation = 2;
+        let updated = store
+            .write(&TaskWrite::update("", &Arc::new(task), 1))
+            .await
+            .expect("a write after the database dropped idle connections succeeds");
+        assert_eq!(updated, WriteOutcome::Written);
+        let stored = store.get("", &"idle".into()).await.unwrap().unwrap();
+        assert_eq!(stored.status.state, TaskState::Completed);
+
+        drop(store);
+        super::drop_schema(admin, schema).await;
+    }
 }

@@ -107,6 +107,9 @@ impl GroupWriter {
         connection
             .execute_batch("PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;")
             .map_err(classify)?;
+        connection
+            .pragma_update(None, "wal_autocheckpoint", super::CHECKPOINT_PAGES)
+            .map_err(classify)?;
         let (queue, jobs) = mpsc::channel();
         let commits = Arc::new(std::sync::atomic::AtomicUsize::new(0));
         let counted = commits.clone();
@@ -540,6 +543,41 @@ mod tests {
         task.history.push(Message::user_text("hi"));
         task.generation = 1;
         Arc::new(task)
+    }
+
+    /// The log is copied into the database file only every `CHECKPOINT_PAGES` pages, not at
+    /// SQLite's default 1 000: the log file grows past 1 000 pages before its first reset.
+    #[tokio::test]
+    async fn the_log_grows_past_sqlites_default_before_a_checkpoint() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("tasks.db");
+        let store = SqliteTaskStore::open(&format!("sqlite://{}", path.display()))
+            .await
+            .unwrap();
+        let text = "x".repeat(16 * 1024);
+        for i in 0..300 {
+            let mut task = Task::new(
+                format!("t{i}"),
+                "ctx",
+                TaskStatus::new(TaskState::Submitted),
+            );
+            task.history.push(Message::user_text(text.clone()));
+            task.generation = 1;
+            let written = store
+                .write(&TaskWrite::create("", &Arc::new(task)))
+                .await
+                .unwrap();
+            assert_eq!(written, WriteOutcome::Written);
+        }
+        // A frame is a 4 KiB page and a 24-byte header; a log reset at 1 000 frames would
+        // have kept the file below this.
+        let log = std::fs::metadata(dir.path().join("tasks.db-wal"))
+            .unwrap()
+            .len();
+        assert!(
+            log > 1_100 * (4096 + 24),
+            "the log was reset at SQLite's default: {log} bytes"
+        );
     }
 
     /// Writes that queue while the turn is held share one transaction, and each gets its own
