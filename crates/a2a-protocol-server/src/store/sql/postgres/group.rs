@@ -14,11 +14,11 @@
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
-use sqlx::PgPool;
-use sqlx::Row as _;
+use sqlx::{PgConnection, PgPool, Row as _};
 use tokio::sync::oneshot;
 
 use super::classify;
+use super::lane_connections::LaneConnections;
 use super::one_statement::{Done, Kind, Row, alone};
 use crate::store::StoreError;
 use crate::store::sql::coordinate::CHANNEL;
@@ -135,7 +135,7 @@ FROM input i";
 
 /// The group writer of one store.
 pub(super) struct GroupWriter {
-    pool: PgPool,
+    connections: LaneConnections,
     /// Statements in flight at once, at most.
     lanes: usize,
     queue: Mutex<Queue>,
@@ -169,9 +169,10 @@ enum Answer {
 impl GroupWriter {
     /// Writes in groups on `pool`, with at most `lanes` statements in flight.
     pub(super) fn new(pool: PgPool, lanes: usize) -> Arc<Self> {
+        let lanes = lanes.max(1);
         Arc::new(Self {
-            pool,
-            lanes: lanes.max(1),
+            connections: LaneConnections::new(pool, lanes),
+            lanes,
             queue: Mutex::default(),
             #[cfg(test)]
             grouped: Default::default(),
@@ -210,7 +211,7 @@ impl GroupWriter {
             Ok(receiver) => receiver,
             Err(row) => {
                 let lane = Lane(Arc::clone(self));
-                let done = alone(&self.pool, &row).await.map_err(classify);
+                let done = self.alone(&row).await;
                 drop(lane);
                 return done;
             }
@@ -218,11 +219,19 @@ impl GroupWriter {
         match receiver.await {
             Ok(Answer::Done(done)) => Ok(done),
             Ok(Answer::Failed(error)) => Err(error),
-            Ok(Answer::Alone(row)) => alone(&self.pool, &row).await.map_err(classify),
+            Ok(Answer::Alone(row)) => self.alone(&row).await,
             Err(_) => Err(StoreError::Busy(
                 "the store's group writer stopped before this write was done".into(),
             )),
         }
+    }
+
+    /// `row` in a statement of its own, on a lane's connection.
+    async fn alone(&self, row: &Row) -> Result<Done, StoreError> {
+        let mut connection = self.connections.take().await.map_err(classify)?;
+        let done = alone(&mut *connection, row).await;
+        self.connections.give_back(connection, &done);
+        done.map_err(classify)
     }
 
     /// Runs groups from the queue until it is empty, then lets the lane go.
@@ -251,10 +260,17 @@ impl GroupWriter {
             self.groups.fetch_add(1, Relaxed);
             self.grouped.fetch_add(rows.len(), Relaxed);
         }
-        let outcome = if matches!(rows[0].kind, Kind::Create { .. }) {
-            create_many(&self.pool, &rows).await
-        } else {
-            update_many(&self.pool, &rows).await
+        let outcome = match self.connections.take().await {
+            Ok(mut connection) => {
+                let outcome = if matches!(rows[0].kind, Kind::Create { .. }) {
+                    create_many(&mut connection, &rows).await
+                } else {
+                    update_many(&mut connection, &rows).await
+                };
+                self.connections.give_back(connection, &outcome);
+                outcome
+            }
+            Err(error) => Err(error),
         };
         match outcome {
             Ok(done) if done.len() == rows.len() => {
@@ -444,7 +460,7 @@ struct PerWrite<'a> {
 
 /// Creates `rows` (creations all) in one statement: for each, whether its key was taken and
 /// whether its task was inserted.
-async fn create_many(pool: &PgPool, rows: &[Row]) -> Result<Vec<Done>, sqlx::Error> {
+async fn create_many(on: &mut PgConnection, rows: &[Row]) -> Result<Vec<Done>, sqlx::Error> {
     let mut key_tenant = Vec::with_capacity(rows.len());
     let mut key_caller = Vec::with_capacity(rows.len());
     let mut key = Vec::with_capacity(rows.len());
@@ -473,7 +489,7 @@ async fn create_many(pool: &PgPool, rows: &[Row]) -> Result<Vec<Done>, sqlx::Err
         .bind(rest.message_of)
         .bind(rest.message_seq)
         .bind(rest.message_body)
-        .fetch_all(pool)
+        .fetch_all(on)
         .await?;
     in_order(rows.len(), &answers, |answer| {
         Ok(Done::Created {
@@ -485,7 +501,7 @@ async fn create_many(pool: &PgPool, rows: &[Row]) -> Result<Vec<Done>, sqlx::Err
 
 /// Updates `rows` (updates all, each task once) in one statement: for each, whether it was
 /// written.
-async fn update_many(pool: &PgPool, rows: &[Row]) -> Result<Vec<Done>, sqlx::Error> {
+async fn update_many(on: &mut PgConnection, rows: &[Row]) -> Result<Vec<Done>, sqlx::Error> {
     let mut expected = Vec::with_capacity(rows.len());
     let mut notice = Vec::with_capacity(rows.len());
     let mut event_of = Vec::new();
@@ -535,7 +551,7 @@ async fn update_many(pool: &PgPool, rows: &[Row]) -> Result<Vec<Done>, sqlx::Err
         .bind(event_row_of)
         .bind(event_row_generation)
         .bind(event_row_body)
-        .fetch_all(pool)
+        .fetch_all(on)
         .await?;
     in_order(rows.len(), &answers, |answer| {
         Ok(Done::Updated {
@@ -591,8 +607,10 @@ mod tests {
         lock_timeout: Option<&str>,
     ) -> Option<(Arc<PostgresTaskStore>, sqlx::PgPool, String)> {
         let (url, admin, schema) = super::super::test_schema("a2a_group").await?;
+        // Named after the schema, so a test can find the store's backends.
         let mut options = PgConnectOptions::from_str(&url)
             .unwrap()
+            .application_name(&schema)
             .options([("search_path", schema.as_str())]);
         if let Some(timeout) = lock_timeout {
             options = options.options([("lock_timeout", timeout)]);
@@ -818,6 +836,55 @@ mod tests {
             20
         );
         drop_schema(admin, schema).await;
+    }
+
+    /// A lane takes back the connection it used last: writes one after another run on one
+    /// backend, not on each connection of the pool in turn (the pool hands out the connection
+    /// idle longest).
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn writes_one_after_another_run_on_one_connection() {
+        let Some((store, admin, schema)) = store().await else {
+            return;
+        };
+        // Six of the pool's connections open and idle.
+        let mut open = Vec::new();
+        for _ in 0..6 {
+            open.push(store.core.pool.acquire().await.unwrap());
+        }
+        drop(open);
+        let ids: Vec<String> = (0..12).map(|i| format!("s{i}")).collect();
+        for id in &ids {
+            store
+                .write(&TaskWrite::create("", &task(id, 1)))
+                .await
+                .unwrap();
+        }
+        for id in &ids {
+            let written = store.write(&TaskWrite::update("", &task(id, 2), 1)).await;
+            assert!(matches!(written, Ok(WriteOutcome::Written)), "{written:?}");
+        }
+        let writers: Vec<i32> = sqlx::query_scalar(
+            "SELECT pid FROM pg_stat_activity WHERE application_name = $1 AND query LIKE 'WITH %'",
+        )
+        .bind(&schema)
+        .fetch_all(&admin)
+        .await
+        .unwrap();
+        assert_eq!(writers.len(), 1, "24 writes ran on backends {writers:?}");
+        drop_schema(admin, schema).await;
+    }
+
+    /// A store dropped outside a runtime (its connections kept by the lanes go back to the
+    /// pool through a task on one) lets them go without panicking.
+    #[test]
+    fn a_store_dropped_outside_a_runtime_lets_its_kept_connections_go() {
+        let runtime = tokio::runtime::Runtime::new().unwrap();
+        let Some((store, admin, schema)) = runtime.block_on(store()) else {
+            return;
+        };
+        runtime.block_on(create_all(&store, &["kept"]));
+        drop(store);
+        runtime.block_on(drop_schema(admin, schema));
     }
 
     /// A group that fails in the database (here one write's task is locked past the lock

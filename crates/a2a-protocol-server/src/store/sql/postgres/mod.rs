@@ -11,6 +11,7 @@ use tokio::sync::broadcast;
 use super::coordinate::{CHANNEL, NoticeHub, decode_notice};
 
 mod group;
+mod lane_connections;
 mod one_statement;
 #[cfg(test)]
 mod plan_tests;

@@ -205,7 +205,10 @@ pub(super) async fn write(
 }
 
 /// `row` in a statement of its own.
-pub(super) async fn alone(pool: &sqlx::PgPool, row: &Row) -> Result<Done, sqlx::Error> {
+pub(super) async fn alone<'c>(
+    on: impl sqlx::PgExecutor<'c>,
+    row: &Row,
+) -> Result<Done, sqlx::Error> {
     let head = sqlx::query(match row.kind {
         Kind::Create { .. } => CREATE,
         Kind::Update { .. } => UPDATE,
@@ -242,7 +245,7 @@ pub(super) async fn alone(pool: &sqlx::PgPool, row: &Row) -> Result<Done, sqlx::
                 .bind(caller.as_deref())
                 .bind(push_id)
                 .bind(push_body)
-                .fetch_one(pool)
+                .fetch_one(on)
                 .await?;
             let claimed: i64 = answer.try_get(0)?;
             let created: i64 = answer.try_get(1)?;
@@ -275,7 +278,7 @@ pub(super) async fn alone(pool: &sqlx::PgPool, row: &Row) -> Result<Done, sqlx::
                 .bind(generations)
                 .bind(row_generations)
                 .bind(rows)
-                .fetch_one(pool)
+                .fetch_one(on)
                 .await?;
             let written: i64 = answer.try_get(0)?;
             Ok(Done::Updated {
