@@ -260,18 +260,17 @@ impl GroupWriter {
             self.groups.fetch_add(1, Relaxed);
             self.grouped.fetch_add(rows.len(), Relaxed);
         }
-        let outcome = match self.connections.take().await {
-            Ok(mut connection) => {
-                let outcome = if matches!(rows[0].kind, Kind::Create { .. }) {
-                    create_many(&mut connection, &rows).await
-                } else {
-                    update_many(&mut connection, &rows).await
-                };
-                self.connections.give_back(connection, &outcome);
-                outcome
-            }
-            Err(error) => Err(error),
-        };
+        let outcome = async {
+            let mut connection = self.connections.take().await?;
+            let outcome = if matches!(rows[0].kind, Kind::Create { .. }) {
+                create_many(&mut connection, &rows).await
+            } else {
+                update_many(&mut connection, &rows).await
+            };
+            self.connections.give_back(connection, &outcome);
+            outcome
+        }
+        .await;
         match outcome {
             Ok(done) if done.len() == rows.len() => {
                 for (answer, done) in answers.into_iter().zip(done) {
