@@ -20,6 +20,39 @@ async fn send(binding: Binding, base: &str, params: Value) -> Value {
     .clone()
 }
 
+/// A new task and its new context are named with UUIDs v7: ids made in later milliseconds
+/// sort later, so a durable store's indexes grow at one end (random ids spread every insert
+/// over the whole index).
+#[tokio::test]
+async fn new_tasks_and_contexts_get_time_ordered_ids() {
+    let server = serve(CountingAgent::new()).await;
+    let mut earlier: Option<(String, String)> = None;
+    for i in 0..3 {
+        let task = send(
+            Binding::JsonRpc,
+            &server.base,
+            send_params(&format!("m-{i}"), "hi"),
+        )
+        .await;
+        let id = task["id"].as_str().expect("id").to_owned();
+        let context = task["contextId"].as_str().expect("contextId").to_owned();
+        for name in [&id, &context] {
+            let parsed = uuid::Uuid::parse_str(name).expect("a UUID");
+            assert_eq!(parsed.get_version_num(), 7, "{name}");
+        }
+        if let Some((earlier_id, earlier_context)) = &earlier {
+            assert!(earlier_id < &id, "{earlier_id} then {id}");
+            assert!(
+                earlier_context < &context,
+                "{earlier_context} then {context}"
+            );
+        }
+        earlier = Some((id, context));
+        // The next ids are made in a later millisecond.
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+}
+
 #[tokio::test]
 async fn get_task_returns_the_task_with_the_requested_history() {
     for binding in BINDINGS {

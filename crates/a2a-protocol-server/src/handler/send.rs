@@ -174,7 +174,7 @@ impl RequestHandler {
             .message
             .task_id
             .clone()
-            .unwrap_or_else(TaskId::random);
+            .unwrap_or_else(TaskId::time_ordered);
         if let Some(config) = &push {
             // Checked before anything runs: a refused webhook refuses the send.
             self.check_attached_push(config).await?;
@@ -218,7 +218,10 @@ impl RequestHandler {
             mut message,
             ..
         } = request;
-        let context_id = message.context_id.clone().unwrap_or_else(ContextId::random);
+        let context_id = message
+            .context_id
+            .clone()
+            .unwrap_or_else(ContextId::time_ordered);
         message.context_id = Some(context_id.clone());
         message.task_id = Some(task_id.clone());
         let mut task = Task::new(task_id, context_id, TaskStatus::new(TaskState::Submitted));

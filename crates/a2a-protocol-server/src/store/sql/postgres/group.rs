@@ -1,15 +1,16 @@
 //! PostgreSQL writes in groups. Most of what a write costs the database is the statement
 //! around it (its execution's start and end, its commit, the round trip), not the rows: so
-//! when writes arrive faster than statements finish, the ones waiting go together, creations
-//! in one statement and updates in another, each row with the outcome it would have had
-//! alone.
+//! when writes arrive faster than statements finish, the ones waiting go together in one
+//! statement (creations and updates alike, see [`super::create_and_update`]), each row with
+//! the outcome it would have had alone.
 //!
-//! A write takes one of a few lanes (statements in flight at once). A write that finds the
-//! queue empty and a lane free runs in a statement of its own at once, exactly as without
+//! A write takes a lane (a statement in flight; one for the default pool). A write that finds
+//! the queue empty and a lane free runs in a statement of its own at once, exactly as without
 //! groups: an idle server adds no latency. Otherwise it waits in the queue, and the next lane
-//! to finish takes everything waiting of one kind (each task at most once, so every row's
-//! outcome is its own) into one statement. A statement that fails in the database rolls back
-//! whole; its writes then run again one by one, so only a write that fails alone fails.
+//! to finish takes everything waiting (each task at most once, so every row's outcome is its
+//! own) into one statement, after letting the writers it just answered write again. A
+//! statement that fails in the database rolls back whole; its writes then run again one by
+//! one, so only a write that fails alone fails.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
@@ -18,11 +19,17 @@ use sqlx::{PgConnection, PgPool, Row as _};
 use tokio::sync::oneshot;
 
 use super::classify;
+use super::create_and_update;
 use super::lane_connections::LaneConnections;
 use super::one_statement::{Done, Kind, Row, alone};
 use crate::store::StoreError;
 use crate::store::sql::coordinate::CHANNEL;
 use crate::store::sql::now_millis;
+
+/// How many times a lane lets the runtime run other tasks, while fewer writes wait than its
+/// last statement answered, before it takes the queue. Each turn runs every task ready to
+/// run and polls the sockets, so it delays only behind work that is already there.
+const TURNS_FOR_ANSWERED_WRITERS: usize = 4;
 
 /// The most writes one statement takes: enough to empty the queue of a busy server, few
 /// enough that a statement stays short.
@@ -130,7 +137,7 @@ WITH input AS (
                   WHERE f.tenant = w.tenant AND f.task_id = w.id AND f.expires_millis > $6)
 )
 SELECT i.ord, EXISTS (SELECT 1 FROM written w WHERE w.ord = i.ord),
-       (SELECT count(*) FROM notice)
+       (SELECT count(*) FROM notice) >= 0
 FROM input i";
 
 /// The group writer of one store.
@@ -236,7 +243,18 @@ impl GroupWriter {
 
     /// Runs groups from the queue until it is empty, then lets the lane go.
     async fn drain(self: Arc<Self>) {
+        let mut answered = 0;
         loop {
+            // The writers the last statement answered are running now, and most write again
+            // at once (an agent's events after its task's creation; a client's next send
+            // after its answer). A few turns of the runtime (never a timer) let them join
+            // this statement instead of waiting for all of it in the next.
+            for _ in 0..TURNS_FOR_ANSWERED_WRITERS {
+                if self.queue().waiting.len() >= answered {
+                    break;
+                }
+                tokio::task::yield_now().await;
+            }
             let group = {
                 let mut queue = self.queue();
                 let group = take_group(&mut queue.waiting);
@@ -246,11 +264,12 @@ impl GroupWriter {
                 }
                 group
             };
+            answered = group.len();
             self.run(group).await;
         }
     }
 
-    /// One statement for `group` (writes of one kind, each task once), each write answered.
+    /// One statement for `group` (each task once, creations first), each write answered.
     async fn run(&self, group: Vec<Waiting>) {
         let (rows, answers): (Vec<Row>, Vec<oneshot::Sender<Answer>>) =
             group.into_iter().map(|w| (w.row, w.answer)).unzip();
@@ -262,10 +281,13 @@ impl GroupWriter {
         }
         let outcome = async {
             let mut connection = self.connections.take().await?;
-            let outcome = if matches!(rows[0].kind, Kind::Create { .. }) {
+            let creations = rows.iter().take_while(|row| is_creation(row)).count();
+            let outcome = if creations == rows.len() {
                 create_many(&mut connection, &rows).await
-            } else {
+            } else if creations == 0 {
                 update_many(&mut connection, &rows).await
+            } else {
+                create_and_update_many(&mut connection, &rows, creations).await
             };
             self.connections.give_back(connection, &outcome);
             outcome
@@ -338,21 +360,16 @@ impl Drop for Lane {
     }
 }
 
-/// The next group: the first waiting write, and every write after it of the same kind whose
-/// task is not in the group yet, up to [`MOST_PER_STATEMENT`]. Writes whose callers gave up
-/// are dropped unwritten. What is not taken keeps its order.
+/// The next group: the waiting writes in order, each task at most once, up to
+/// [`MOST_PER_STATEMENT`], creations first (a statement binds them first). Writes whose
+/// callers gave up are dropped unwritten. What is not taken keeps its order.
 fn take_group(waiting: &mut VecDeque<Waiting>) -> Vec<Waiting> {
     waiting.retain(|w| !w.answer.is_closed());
-    let Some(first) = waiting.front() else {
-        return Vec::new();
-    };
-    let creates = matches!(first.row.kind, Kind::Create { .. });
     let mut group: Vec<Waiting> = Vec::new();
     let mut rest = VecDeque::with_capacity(waiting.len());
     for w in waiting.drain(..) {
         // A scan, not a set: a group is small, and a set would copy every key.
         let fits = group.len() < MOST_PER_STATEMENT
-            && matches!(w.row.kind, Kind::Create { .. }) == creates
             && !group
                 .iter()
                 .any(|g| g.row.task.id == w.row.task.id && g.row.task.tenant == w.row.task.tenant);
@@ -363,7 +380,13 @@ fn take_group(waiting: &mut VecDeque<Waiting>) -> Vec<Waiting> {
         }
     }
     *waiting = rest;
+    // Stable: the creations keep their order, and so do the updates.
+    group.sort_by_key(|w| !is_creation(&w.row));
     group
+}
+
+fn is_creation(row: &Row) -> bool {
+    matches!(row.kind, Kind::Create { .. })
 }
 
 /// The columns every write has, as arrays with one element per write.
@@ -417,15 +440,9 @@ impl<'a> Heads<'a> {
         heads
     }
 
-    /// The statement with the common columns bound as `$1` to `$11` (`$6` is now).
-    fn bind(
-        self,
-        sql: &'static str,
-    ) -> (
-        sqlx::query::Query<'a, sqlx::Postgres, sqlx::postgres::PgArguments>,
-        PerWrite<'a>,
-    ) {
-        let query = sqlx::query(sql)
+    /// Binds the common columns onto `query` as its next 11 parameters (the 6th is now).
+    fn bind(self, query: PgQuery<'a>) -> (PgQuery<'a>, PerWrite<'a>) {
+        let query = query
             .bind(self.tenant)
             .bind(self.id)
             .bind(self.context_id)
@@ -448,6 +465,8 @@ impl<'a> Heads<'a> {
     }
 }
 
+type PgQuery<'a> = sqlx::query::Query<'a, sqlx::Postgres, sqlx::postgres::PgArguments>;
+
 /// The columns bound after the common ones.
 struct PerWrite<'a> {
     push_id: Vec<Option<&'a str>>,
@@ -460,6 +479,46 @@ struct PerWrite<'a> {
 /// Creates `rows` (creations all) in one statement: for each, whether its key was taken and
 /// whether its task was inserted.
 async fn create_many(on: &mut PgConnection, rows: &[Row]) -> Result<Vec<Done>, sqlx::Error> {
+    let answers = bind_creations(sqlx::query(CREATE_MANY), rows)
+        .fetch_all(on)
+        .await?;
+    in_order(rows.len(), &answers, created)
+}
+
+/// Updates `rows` (updates all, each task once) in one statement: for each, whether it was
+/// written.
+async fn update_many(on: &mut PgConnection, rows: &[Row]) -> Result<Vec<Done>, sqlx::Error> {
+    let answers = bind_updates(sqlx::query(UPDATE_MANY), rows)
+        .fetch_all(on)
+        .await?;
+    in_order(rows.len(), &answers, updated)
+}
+
+/// Creates the first `creations` of `rows` and updates the rest (each task once), in one
+/// statement: one commit for both kinds, so neither waits for a statement of the other.
+async fn create_and_update_many(
+    on: &mut PgConnection,
+    rows: &[Row],
+    creations: usize,
+) -> Result<Vec<Done>, sqlx::Error> {
+    let (creates, updates) = rows.split_at(creations);
+    let query = sqlx::query(create_and_update::CREATE_AND_UPDATE_MANY.as_str());
+    let answers = bind_updates(bind_creations(query, creates), updates)
+        .fetch_all(on)
+        .await?;
+    // The updates' answers come numbered after the creations'.
+    let creations = i64::try_from(creations).unwrap_or(i64::MAX);
+    in_order(rows.len(), &answers, |answer| {
+        if answer.try_get::<i64, _>(0)? <= creations {
+            created(answer)
+        } else {
+            updated(answer)
+        }
+    })
+}
+
+/// Binds creations `rows` onto `query`: the parameters of [`CREATE_MANY`], in its order.
+fn bind_creations<'a>(query: PgQuery<'a>, rows: &'a [Row]) -> PgQuery<'a> {
     let mut key_tenant = Vec::with_capacity(rows.len());
     let mut key_caller = Vec::with_capacity(rows.len());
     let mut key = Vec::with_capacity(rows.len());
@@ -476,8 +535,8 @@ async fn create_many(on: &mut PgConnection, rows: &[Row]) -> Result<Vec<Done>, s
         message_id.push(claim.map(|c| c.3.as_str()));
         caller.push(row_caller);
     }
-    let (query, rest) = Heads::of(rows).bind(CREATE_MANY);
-    let answers = query
+    let (query, rest) = Heads::of(rows).bind(query);
+    query
         .bind(key_tenant)
         .bind(key_caller)
         .bind(key)
@@ -488,19 +547,10 @@ async fn create_many(on: &mut PgConnection, rows: &[Row]) -> Result<Vec<Done>, s
         .bind(rest.message_of)
         .bind(rest.message_seq)
         .bind(rest.message_body)
-        .fetch_all(on)
-        .await?;
-    in_order(rows.len(), &answers, |answer| {
-        Ok(Done::Created {
-            claimed: answer.try_get(1)?,
-            created: answer.try_get(2)?,
-        })
-    })
 }
 
-/// Updates `rows` (updates all, each task once) in one statement: for each, whether it was
-/// written.
-async fn update_many(on: &mut PgConnection, rows: &[Row]) -> Result<Vec<Done>, sqlx::Error> {
+/// Binds updates `rows` onto `query`: the parameters of [`UPDATE_MANY`], in its order.
+fn bind_updates<'a>(query: PgQuery<'a>, rows: &'a [Row]) -> PgQuery<'a> {
     let mut expected = Vec::with_capacity(rows.len());
     let mut notice = Vec::with_capacity(rows.len());
     let mut event_of = Vec::new();
@@ -534,8 +584,8 @@ async fn update_many(on: &mut PgConnection, rows: &[Row]) -> Result<Vec<Done>, s
             event_row_body.push(body.as_str());
         }
     }
-    let (query, rest) = Heads::of(rows).bind(UPDATE_MANY);
-    let answers = query
+    let (query, rest) = Heads::of(rows).bind(query);
+    query
         .bind(expected)
         .bind(notice)
         .bind(rest.push_id)
@@ -550,12 +600,20 @@ async fn update_many(on: &mut PgConnection, rows: &[Row]) -> Result<Vec<Done>, s
         .bind(event_row_of)
         .bind(event_row_generation)
         .bind(event_row_body)
-        .fetch_all(on)
-        .await?;
-    in_order(rows.len(), &answers, |answer| {
-        Ok(Done::Updated {
-            written: answer.try_get(1)?,
-        })
+}
+
+/// A creation's answer: whether its key was taken and whether its task was inserted.
+fn created(answer: &sqlx::postgres::PgRow) -> Result<Done, sqlx::Error> {
+    Ok(Done::Created {
+        claimed: answer.try_get(1)?,
+        created: answer.try_get(2)?,
+    })
+}
+
+/// An update's answer: whether it was written.
+fn updated(answer: &sqlx::postgres::PgRow) -> Result<Done, sqlx::Error> {
+    Ok(Done::Updated {
+        written: answer.try_get(1)?,
     })
 }
 
@@ -599,7 +657,7 @@ mod tests {
         store_with(8, None).await
     }
 
-    /// Like [`store`], with `connections` in the pool (a quarter of them lanes) and a lock
+    /// Like [`store`], with `connections` in the pool (an eighth of them lanes) and a lock
     /// timeout.
     async fn store_with(
         connections: u32,
@@ -833,6 +891,148 @@ mod tests {
             )
             .await,
             20
+        );
+        drop_schema(admin, schema).await;
+    }
+
+    /// Holds the store's only lane: an update of task `l0` (created here) that waits on a
+    /// row lock, until the returned transaction ends. Returns the lock and the held write.
+    async fn hold_the_lane(
+        store: &Arc<PostgresTaskStore>,
+    ) -> (
+        sqlx::Transaction<'static, sqlx::Postgres>,
+        tokio::task::JoinHandle<Result<WriteOutcome, StoreError>>,
+    ) {
+        let group = group_of(store);
+        assert_eq!(group.lanes, 1, "the default pool has one lane");
+        create_all(store, &["l0"]).await;
+        let locker = lock_rows(store, &["l0"]).await;
+        let held = update(store, "l0");
+        until(&group, |q| q.busy >= 1).await;
+        (locker, held)
+    }
+
+    /// Creations and updates waiting together go in one statement, each with the outcome it
+    /// would have had alone: a key held by another creation, a stale revision, a written
+    /// update with its messages.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn creations_and_updates_waiting_together_share_one_statement() {
+        let Some((store, admin, schema)) = store().await else {
+            return;
+        };
+        let group = group_of(&store);
+        create_all(&store, &["u0", "u1", "u2", "u3", "stale"]).await;
+        let (locker, held) = hold_the_lane(&store).await;
+
+        let mut creations = Vec::new();
+        for i in 0..6 {
+            let store = store.clone();
+            creations.push(tokio::spawn(async move {
+                // Keys k0..k2 each claimed twice.
+                let claim = claim(&format!("k{}", i % 3), &format!("m{i}"), &format!("c{i}"));
+                store
+                    .write(
+                        &TaskWrite::create("", &task(&format!("c{i}"), 1)).with_claim(Some(&claim)),
+                    )
+                    .await
+            }));
+        }
+        let updates: Vec<_> = ["u0", "u1", "u2", "u3"]
+            .into_iter()
+            .map(|id| update(&store, id))
+            .collect();
+        let stale = {
+            let store = store.clone();
+            tokio::spawn(async move {
+                store
+                    .write(&TaskWrite::update("", &task("stale", 2), 5))
+                    .await
+            })
+        };
+        until(&group, |q| q.waiting.len() >= 11).await;
+        let groups_before = group.groups.load(Relaxed);
+        locker.commit().await.unwrap();
+
+        assert!(matches!(held.await.unwrap(), Ok(WriteOutcome::Written)));
+        let mut outcomes = (0, 0);
+        for creation in creations {
+            match creation.await.unwrap().unwrap() {
+                WriteOutcome::Written => outcomes.0 += 1,
+                WriteOutcome::KeyHeld(ClaimOutcome::Conflict) => outcomes.1 += 1,
+                other => panic!("unexpected outcome {other:?}"),
+            }
+        }
+        assert_eq!(outcomes, (3, 3), "(created, key held)");
+        for written in updates {
+            assert!(matches!(written.await.unwrap(), Ok(WriteOutcome::Written)));
+        }
+        assert!(matches!(stale.await.unwrap(), Ok(WriteOutcome::Stale)));
+        assert_eq!(
+            group.groups.load(Relaxed) - groups_before,
+            1,
+            "the eleven writes waiting took one statement"
+        );
+
+        let count = |sql: &'static str| {
+            let pool = store.core.pool.clone();
+            async move {
+                sqlx::query_scalar::<_, i64>(sql)
+                    .fetch_one(&pool)
+                    .await
+                    .unwrap()
+            }
+        };
+        assert_eq!(
+            count("SELECT count(*) FROM a2a_tasks WHERE id LIKE 'c%'").await,
+            3
+        );
+        assert_eq!(
+            count("SELECT count(*) FROM a2a_tasks WHERE id LIKE 'u%' AND revision = 2").await,
+            4
+        );
+        assert_eq!(
+            count("SELECT count(*) FROM a2a_tasks WHERE id = 'stale' AND revision = 1").await,
+            1
+        );
+        drop_schema(admin, schema).await;
+    }
+
+    /// A lane that answered a group lets those writers write again before it takes the queue:
+    /// tasks created together, whose writers update them at once (as an agent does), update
+    /// together too, instead of the first update going alone and the rest after it.
+    #[tokio::test(flavor = "current_thread")]
+    async fn writers_answered_together_write_again_together() {
+        let Some((store, admin, schema)) = store().await else {
+            return;
+        };
+        let group = group_of(&store);
+        let (locker, held) = hold_the_lane(&store).await;
+        let sends: Vec<_> = (0..8)
+            .map(|i| {
+                let store = store.clone();
+                tokio::spawn(async move {
+                    let id = format!("s{i}");
+                    store.write(&TaskWrite::create("", &task(&id, 1))).await?;
+                    store.write(&TaskWrite::update("", &task(&id, 2), 1)).await
+                })
+            })
+            .collect();
+        until(&group, |q| q.waiting.len() >= 8).await;
+        let (groups_before, grouped_before) =
+            (group.groups.load(Relaxed), group.grouped.load(Relaxed));
+        locker.commit().await.unwrap();
+
+        assert!(matches!(held.await.unwrap(), Ok(WriteOutcome::Written)));
+        for send in sends {
+            assert!(matches!(send.await.unwrap(), Ok(WriteOutcome::Written)));
+        }
+        assert_eq!(
+            (
+                group.groups.load(Relaxed) - groups_before,
+                group.grouped.load(Relaxed) - grouped_before
+            ),
+            (2, 16),
+            "(statements, writes in them): the creations, then the updates"
         );
         drop_schema(admin, schema).await;
     }

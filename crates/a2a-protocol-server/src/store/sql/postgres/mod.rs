@@ -10,6 +10,7 @@ use tokio::sync::broadcast;
 
 use super::coordinate::{CHANNEL, NoticeHub, decode_notice};
 
+mod create_and_update;
 mod group;
 mod lane_connections;
 mod one_statement;
@@ -115,17 +116,18 @@ async fn listen(pool: PgPool, hub: Weak<NoticeHub>) {
     }
 }
 
-/// The store's group writer (see [`group`]), with a quarter of the pool's connections as
-/// lanes (two for the default pool of eight): fewer lanes make bigger groups, which is where
-/// the database saves; more let more statements run at once on a database with more cores.
-/// The other connections stay for reads and transactions.
+/// The store's group writer (see [`group`]), with an eighth of the pool's connections as
+/// lanes (one for the default pool of eight): fewer lanes make bigger groups, which is where
+/// the database saves, and one lane's statements never wait for each other's commits; more
+/// let more statements run at once on a database with more cores and disks. The other
+/// connections stay for reads and transactions.
 async fn open_group(
     core: &statements::SqlCore,
 ) -> Result<Option<Arc<group::GroupWriter>>, StoreError> {
     let connections = usize::try_from(core.pool.options().get_max_connections()).unwrap_or(1);
     Ok(Some(group::GroupWriter::new(
         core.pool.clone(),
-        connections / 4,
+        connections / 8,
     )))
 }
 

@@ -57,6 +57,10 @@ async fn kept_plans_made_on_empty_tables_find_tasks_by_index() {
         ("one_update", super::one_statement::UPDATE),
         ("group_create", super::group::CREATE_MANY),
         ("group_update", super::group::UPDATE_MANY),
+        (
+            "group_create_and_update",
+            super::create_and_update::CREATE_AND_UPDATE_MANY.as_str(),
+        ),
     ];
     let listing = format!(
         "SELECT body, generation FROM a2a_tasks WHERE tenant = $1 AND {LISTED} \
