@@ -681,6 +681,14 @@ mod tests {
         Some((Arc::new(store), admin, schema))
     }
 
+    /// The one number `sql` selects, read from the store's database.
+    async fn count(store: &PostgresTaskStore, sql: &str) -> i64 {
+        sqlx::query_scalar::<_, i64>(sql)
+            .fetch_one(&store.core.pool)
+            .await
+            .unwrap()
+    }
+
     /// Updates task `id` from revision 1, in a task of its own.
     fn update(
         store: &Arc<PostgresTaskStore>,
@@ -854,27 +862,29 @@ mod tests {
             "{groups} statements for {grouped} writes"
         );
 
-        let count = |sql: &'static str| {
-            let pool = store.core.pool.clone();
-            async move {
-                sqlx::query_scalar::<_, i64>(sql)
-                    .fetch_one(&pool)
-                    .await
-                    .unwrap()
-            }
-        };
         assert_eq!(
-            count("SELECT count(*) FROM a2a_tasks WHERE id LIKE 't%'").await,
+            count(&store, "SELECT count(*) FROM a2a_tasks WHERE id LIKE 't%'").await,
             20
         );
-        assert_eq!(count("SELECT count(*) FROM a2a_idempotency_keys").await, 20);
         assert_eq!(
-            count("SELECT count(*) FROM a2a_task_messages WHERE task_id LIKE 't%'").await,
+            count(&store, "SELECT count(*) FROM a2a_idempotency_keys").await,
+            20
+        );
+        assert_eq!(
+            count(
+                &store,
+                "SELECT count(*) FROM a2a_task_messages WHERE task_id LIKE 't%'"
+            )
+            .await,
             20
         );
         // The write's two events share one row, and read back as two.
         assert_eq!(
-            count("SELECT count(*) FROM a2a_task_events WHERE task_id = 'dup'").await,
+            count(
+                &store,
+                "SELECT count(*) FROM a2a_task_events WHERE task_id = 'dup'"
+            )
+            .await,
             1
         );
         let dup_ref = crate::store::TaskRef::new("", &"dup".into());
@@ -886,6 +896,7 @@ mod tests {
         // Every key's task is the one its holder created.
         assert_eq!(
             count(
+                &store,
                 "SELECT count(*) FROM a2a_idempotency_keys k \
                  JOIN a2a_tasks t ON t.id = k.task_id AND 'm' || substr(t.id, 2) = k.message_id"
             )
@@ -973,25 +984,24 @@ mod tests {
             "the eleven writes waiting took one statement"
         );
 
-        let count = |sql: &'static str| {
-            let pool = store.core.pool.clone();
-            async move {
-                sqlx::query_scalar::<_, i64>(sql)
-                    .fetch_one(&pool)
-                    .await
-                    .unwrap()
-            }
-        };
         assert_eq!(
-            count("SELECT count(*) FROM a2a_tasks WHERE id LIKE 'c%'").await,
+            count(&store, "SELECT count(*) FROM a2a_tasks WHERE id LIKE 'c%'").await,
             3
         );
         assert_eq!(
-            count("SELECT count(*) FROM a2a_tasks WHERE id LIKE 'u%' AND revision = 2").await,
+            count(
+                &store,
+                "SELECT count(*) FROM a2a_tasks WHERE id LIKE 'u%' AND revision = 2"
+            )
+            .await,
             4
         );
         assert_eq!(
-            count("SELECT count(*) FROM a2a_tasks WHERE id = 'stale' AND revision = 1").await,
+            count(
+                &store,
+                "SELECT count(*) FROM a2a_tasks WHERE id = 'stale' AND revision = 1"
+            )
+            .await,
             1
         );
         drop_schema(admin, schema).await;
