@@ -436,6 +436,31 @@ fn send_stream_json_prints_one_stream_response_per_line() {
 }
 
 #[test]
+fn send_json_prints_strict_v1_0_objects_without_a_generation() {
+    // `a2a serve` on its embedded SQLite default, whose events go through the store's rows.
+    let dir = tempfile::tempdir().expect("dir");
+    let store = format!("sqlite://{}", dir.path().join("a2a.db").display());
+    let server = Server::start(&store, &[]);
+    let schema = a2a_wire_check::Schema::v1_0();
+    let sent = stdout_of(&a2a(&["--json", "send", &server.base, "strict"]).success());
+    let streamed =
+        stdout_of(&a2a(&["--json", "send", "--stream", &server.base, "strict"]).success());
+    let unary: Value = serde_json::from_str(&sent).expect("one JSON object");
+    let mut found = schema.check("lf.a2a.v1.SendMessageResponse", &unary, "$");
+    let events: Vec<Value> = streamed
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("one JSON object per line"))
+        .collect();
+    assert!(events.len() >= 3, "{streamed}");
+    for event in &events {
+        found.extend(schema.check("lf.a2a.v1.StreamResponse", event, "$"));
+    }
+    assert!(found.is_empty(), "{found:#?}");
+    assert!(!sent.contains("generation"), "{sent}");
+    assert!(!streamed.contains("generation"), "{streamed}");
+}
+
+#[test]
 fn send_no_wait_returns_a_task_still_at_work() {
     let server = Server::start("memory:", &["--agent", "slow-echo", "--work", "30s"]);
     let sent = a2a(&["send", &server.base, "later", "--no-wait"]).success();

@@ -10,10 +10,13 @@ use a2a_protocol_types::{A2aError, Artifact, Part};
 use async_trait::async_trait;
 use tokio::sync::oneshot;
 
-/// A server running until dropped.
+/// A server running until dropped; then, the test fails if any JSON body it wrote is not strict
+/// A2A v1.0.1 (see [`a2a_wire_check`]).
 pub struct Running {
     /// Where it listens.
     pub addr: SocketAddr,
+    /// What it wrote, checked.
+    pub wire: a2a_wire_check::Recorder,
     stop: Option<oneshot::Sender<()>>,
 }
 
@@ -28,6 +31,9 @@ impl Drop for Running {
     fn drop(&mut self) {
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());
+        }
+        if !std::thread::panicking() {
+            self.wire.assert_clean();
         }
     }
 }
@@ -44,8 +50,13 @@ pub async fn serve(handler: RequestHandler) -> Running {
 pub fn serve_on(listener: tokio::net::TcpListener, handler: RequestHandler) -> Running {
     let addr = listener.local_addr().expect("addr");
     let (stop, stopped) = oneshot::channel::<()>();
+    let wire = a2a_wire_check::Recorder::new();
+    let server = A2aServer::new(handler).layer(axum::middleware::from_fn_with_state(
+        wire.clone(),
+        a2a_wire_check::record,
+    ));
     tokio::spawn(async move {
-        let _ = A2aServer::new(handler)
+        let _ = server
             .serve(listener, async {
                 let _ = stopped.await;
             })
@@ -53,6 +64,7 @@ pub fn serve_on(listener: tokio::net::TcpListener, handler: RequestHandler) -> R
     });
     Running {
         addr,
+        wire,
         stop: Some(stop),
     }
 }

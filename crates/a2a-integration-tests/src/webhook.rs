@@ -31,6 +31,8 @@ impl Notification {
 #[derive(Clone, Default)]
 pub struct Webhook {
     received: Arc<Mutex<Vec<Notification>>>,
+    /// Every body received, checked against the A2A v1.0.1 proto.
+    wire: a2a_wire_check::Recorder,
 }
 
 impl Webhook {
@@ -57,6 +59,7 @@ impl Webhook {
     }
 
     fn record(&self, uri: Uri, headers: &HeaderMap, body: &str) {
+        self.wire.check_push(body.as_bytes());
         let notification = Notification {
             path: uri.path().to_owned(),
             headers: headers
@@ -77,7 +80,12 @@ impl Webhook {
     }
 
     /// What `path` has received so far, in arrival order.
+    ///
+    /// # Panics
+    ///
+    /// When a body received so far is not strict A2A v1.0.1 JSON.
     pub fn received(&self, path: &str) -> Vec<Notification> {
+        self.wire.assert_clean();
         self.received
             .lock()
             .unwrap_or_else(|e| e.into_inner())

@@ -461,3 +461,82 @@ async fn a_custom_transport_gets_the_tenant_and_headers_and_is_retried() {
         assert_eq!(headers["a2a-extensions"], IDEMPOTENCY_EXTENSION_URI);
     }
 }
+
+/// A server of a later version: every task and event it writes carries the v1.1 draft's
+/// `generation` (as ProtoJSON writes an int64, a string) when `with_generation`, else none.
+async fn serve_later_version(with_generation: bool) -> String {
+    use axum::response::IntoResponse;
+    let generation = move |n: u64| with_generation.then(|| n.to_string());
+    let handle = move |body: String| async move {
+        let request: serde_json::Value = serde_json::from_str(&body).expect("JSON-RPC");
+        let id = request["id"].clone();
+        let task = |state: &str, n: u64| {
+            let mut task =
+                serde_json::json!({"id": "t-1", "contextId": "c-1", "status": {"state": state}});
+            if let Some(g) = generation(n) {
+                task["generation"] = g.into();
+            }
+            task
+        };
+        match request["method"].as_str() {
+            Some("GetTask") => axum::Json(serde_json::json!({
+                "jsonrpc": "2.0", "id": id, "result": task("TASK_STATE_COMPLETED", 3)
+            }))
+            .into_response(),
+            _ => {
+                let mut update = serde_json::json!({"statusUpdate": {
+                    "taskId": "t-1", "contextId": "c-1", "status": {"state": "TASK_STATE_COMPLETED"}}});
+                if let Some(g) = generation(2) {
+                    update["statusUpdate"]["generation"] = g.into();
+                }
+                let events = [
+                    serde_json::json!({"task": task("TASK_STATE_WORKING", 1)}),
+                    update,
+                ]
+                .map(|event| {
+                    let line = serde_json::json!({"jsonrpc": "2.0", "id": id, "result": event});
+                    format!("data: {line}\n\n")
+                })
+                .concat();
+                ([(http::header::CONTENT_TYPE, "text/event-stream")], events).into_response()
+            }
+        }
+    };
+    let app = axum::Router::new().route("/", axum::routing::post(handle));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let url = format!("http://{}", listener.local_addr().expect("addr"));
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    url
+}
+
+#[tokio::test]
+async fn a_later_servers_generation_is_read_and_never_required() {
+    for (with_generation, expected) in [(true, [3, 1, 2]), (false, [0, 0, 0])] {
+        let url = serve_later_version(with_generation).await;
+        let client = ClientBuilder::new(&url)
+            .with_binding(Binding::JsonRpc)
+            .build()
+            .expect("client");
+        let task = client
+            .get_task(a2a_protocol_types::GetTaskRequest {
+                id: "t-1".into(),
+                ..Default::default()
+            })
+            .await
+            .expect("read with or without a generation");
+        let events: Vec<_> = client
+            .send_streaming_message(SendMessageRequest::new(Message::user_text("hi")))
+            .await
+            .expect("a stream")
+            .map(|event| event.expect("an event").generation())
+            .collect()
+            .await;
+        assert_eq!(
+            [task.generation, events[0], events[1]],
+            expected,
+            "with generation: {with_generation}"
+        );
+    }
+}

@@ -14,17 +14,6 @@ fn json_int() -> impl Strategy<Value = i64> {
     -(1i64 << 53) + 1..(1i64 << 53)
 }
 
-/// The model's value as the v1.0 proto can carry it: without `generation` (an A2A v1.1 field).
-fn without_generation(mut event: StreamResponse) -> StreamResponse {
-    match &mut event {
-        StreamResponse::Task(task) => task.generation = 0,
-        StreamResponse::StatusUpdate(update) => update.generation = 0,
-        StreamResponse::ArtifactUpdate(update) => update.generation = 0,
-        StreamResponse::Message(_) => {}
-    }
-    event
-}
-
 /// To the proto form, through its binary encoding, and back.
 fn through_the_wire<W, T>(value: T) -> Result<T, TestCaseError>
 where
@@ -54,7 +43,8 @@ proptest! {
 
     #[test]
     fn stream_events_survive_the_proto(event in stream_response()) {
-        let expected = without_generation(event.clone());
+        let mut expected = event.clone();
+        expected.set_generation(0); // an A2A v1.1 field, which the v1.0 proto lacks
         prop_assert_eq!(through_the_wire::<pb::StreamResponse, StreamResponse>(event)?, expected);
     }
 

@@ -264,7 +264,8 @@ async fn probe(
         .header("content-type", "application/json")
         .body(Body::from(body))
         .map_err(|e| TestCaseError::fail(e.to_string()))?;
-    let response = router
+    let wire = a2a_wire_check::Recorder::new();
+    let response = strict_router(router, &wire)
         .oneshot(request)
         .await
         .map_err(|e| TestCaseError::fail(e.to_string()))?;
@@ -301,6 +302,7 @@ async fn probe(
         );
         prop_assert!(value["error"]["details"].is_array(), "{}", value);
     }
+    prop_assert!(wire.violations().is_empty(), "{:#?}", wire.violations());
     Ok(())
 }
 

@@ -207,12 +207,20 @@ async fn the_server_can_run_a_retention_sweeper() {
             .await
             .expect("bind");
         let base = format!("http://{}", listener.local_addr().expect("addr"));
-        let server = A2aServer::new(
-            RequestHandler::builder(CountingAgent::new())
-                .with_store(s.store.clone())
-                .build(),
-        )
-        .with_retention_sweeper(retention, Duration::from_millis(20), short_retention());
+        let wire = a2a_wire_check::Recorder::new();
+        let server = strict(
+            A2aServer::new(
+                RequestHandler::builder(CountingAgent::new())
+                    .with_store(s.store.clone())
+                    .build(),
+            )
+            .with_retention_sweeper(
+                retention,
+                Duration::from_millis(20),
+                short_retention(),
+            ),
+            &wire,
+        );
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         let serving = tokio::spawn(server.serve(listener, async {
             let _ = stopped.await;
@@ -240,6 +248,7 @@ async fn the_server_can_run_a_retention_sweeper() {
         assert!(swept, "{}: the sweeper removed the finished task", s.name);
         stop.send(()).expect("running");
         serving.await.expect("joined").expect("served");
+        wire.assert_clean();
         s.cleanup().await;
     }
 }

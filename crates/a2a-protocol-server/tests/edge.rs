@@ -388,11 +388,15 @@ fn random_identifiers_never_produce_a_server_error_on_any_store() {
         .build()
         .expect("runtime");
     let stores = runtime.block_on(all_stores());
+    let wire = a2a_wire_check::Recorder::new();
     let routers: Vec<(&'static str, axum::Router)> = stores
         .iter()
         .map(|s| {
             let handler = handler_with_store(CountingAgent::new(), Arc::clone(&s.store));
-            (s.name, A2aServer::new(handler).router())
+            (
+                s.name,
+                strict_router(A2aServer::new(handler).router(), &wire),
+            )
         })
         .collect();
     let mut runner = proptest::test_runner::TestRunner::new(ProptestConfig::with_cases(48));
@@ -420,6 +424,7 @@ fn random_identifiers_never_produce_a_server_error_on_any_store() {
     if let Err(failure) = outcome {
         panic!("{failure}");
     }
+    wire.assert_clean();
 }
 
 #[tokio::test]

@@ -12,9 +12,13 @@ use common::*;
 use serde_json::json;
 
 /// Serves `server` the way an application would: its own router, its own `axum::serve`, and
-/// an application layer that marks every response.
-async fn mount(server: A2aServer) -> (String, ServerHandle, tokio::task::JoinHandle<()>) {
-    let (a2a, handle) = server
+/// an application layer that marks every response. What the agent writes is checked into
+/// `wire`.
+async fn mount(
+    server: A2aServer,
+    wire: &a2a_wire_check::Recorder,
+) -> (String, ServerHandle, tokio::task::JoinHandle<()>) {
+    let (a2a, handle) = strict(server, wire)
         .layer(axum::middleware::map_response(
             |mut response: axum::response::Response| async move {
                 response
@@ -44,7 +48,8 @@ async fn shutting_down_an_embedded_agent_ends_its_open_streams() {
     let agent = CountingAgent::slow(Duration::from_secs(600));
     let server = A2aServer::new(RequestHandler::builder(agent.clone()).build())
         .with_config(ServerConfig::default().with_shutdown_drain(Duration::from_millis(100)));
-    let (base, handle, _serving) = mount(server).await;
+    let wire = a2a_wire_check::Recorder::new();
+    let (base, handle, _serving) = mount(server, &wire).await;
     let card = client()
         .get(format!("{base}/.well-known/agent-card.json"))
         .send()
@@ -90,6 +95,7 @@ async fn shutting_down_an_embedded_agent_ends_its_open_streams() {
         );
     }
     refuses_sends_and_keeps_the_app(&base).await;
+    wire.assert_clean();
 }
 
 #[tokio::test]
@@ -102,7 +108,8 @@ async fn shutting_down_an_embedded_agent_ends_streams_watching_another_replicas_
     let slow = CountingAgent::slow(Duration::from_secs(600));
     let other = serve_handler(handler_with_store(slow.clone(), store.clone())).await;
     let server = A2aServer::new(handler_with_store(slow, store));
-    let (base, handle, _serving) = mount(server).await;
+    let wire = a2a_wire_check::Recorder::new();
+    let (base, handle, _serving) = mount(server, &wire).await;
 
     let mut running = open_stream(
         Binding::Rest,
@@ -134,6 +141,7 @@ async fn shutting_down_an_embedded_agent_ends_streams_watching_another_replicas_
         .unwrap_or_else(|_| panic!("the {binding:?} subscription ended at shutdown"));
     }
     refuses_sends_and_keeps_the_app(&base).await;
+    wire.assert_clean();
 }
 
 /// After shutdown the agent refuses new sends, retryably, and the application still answers.
@@ -166,7 +174,8 @@ async fn an_embedded_agent_runs_its_retention_sweeper() {
         Duration::from_millis(50),
         RetentionPolicy::default().with_terminal_max_age(Duration::ZERO),
     );
-    let (base, handle, _serving) = mount(server).await;
+    let wire = a2a_wire_check::Recorder::new();
+    let (base, handle, _serving) = mount(server, &wire).await;
     let sent = call(
         Binding::Rest,
         &base,
@@ -188,4 +197,5 @@ async fn an_embedded_agent_runs_its_retention_sweeper() {
     println!("swept after {polls} polls");
     assert!(gone, "the sweeper deleted the settled task");
     handle.shutdown().await;
+    wire.assert_clean();
 }

@@ -858,9 +858,13 @@ async fn a_caller_set_by_the_applications_own_layer_scopes_keys() {
         next.run(request).await
     }
     let agent = CountingAgent::new();
-    let app = a2a_protocol_server::A2aServer::new(RequestHandler::builder(agent.clone()).build())
-        .router()
-        .layer(axum::middleware::from_fn(authenticate));
+    let wire = a2a_wire_check::Recorder::new();
+    let app = strict_router(
+        a2a_protocol_server::A2aServer::new(RequestHandler::builder(agent.clone()).build())
+            .router()
+            .layer(axum::middleware::from_fn(authenticate)),
+        &wire,
+    );
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind");
@@ -895,4 +899,5 @@ async fn a_caller_set_by_the_applications_own_layer_scopes_keys() {
         "the same key of another caller is another key"
     );
     assert_eq!(agent.runs(), 2);
+    wire.assert_clean();
 }

@@ -698,10 +698,14 @@ async fn shutdown_settles_running_tasks_and_ends_their_streams_and_the_server() 
         .expect("bind");
     let base = format!("http://{}", listener.local_addr().expect("addr"));
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let server = a2a_protocol_server::A2aServer::new(
-        RequestHandler::builder(CountingAgent::slow(Duration::from_secs(60))).build(),
-    )
-    .with_config(ServerConfig::default().with_shutdown_drain(Duration::from_millis(200)));
+    let wire = a2a_wire_check::Recorder::new();
+    let server = strict(
+        a2a_protocol_server::A2aServer::new(
+            RequestHandler::builder(CountingAgent::slow(Duration::from_secs(60))).build(),
+        )
+        .with_config(ServerConfig::default().with_shutdown_drain(Duration::from_millis(200))),
+        &wire,
+    );
     let serving = tokio::spawn(server.serve(listener, async {
         let _ = stopped.await;
     }));
@@ -740,4 +744,5 @@ async fn shutdown_settles_running_tasks_and_ends_their_streams_and_the_server() 
         "past the drain time the task was settled, and its stream ended with it"
     );
     serving.await.expect("joined").expect("served cleanly");
+    wire.assert_clean();
 }

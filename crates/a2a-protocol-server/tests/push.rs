@@ -48,6 +48,8 @@ struct Received {
 struct Webhook {
     received: Arc<Mutex<Vec<Received>>>,
     attempts: Arc<Mutex<HashMap<String, u32>>>,
+    /// Every body received, checked against the A2A v1.0.1 proto.
+    wire: a2a_wire_check::Recorder,
 }
 
 impl Webhook {
@@ -70,6 +72,7 @@ impl Webhook {
     }
 
     async fn receive(&self, uri: Uri, headers: HeaderMap, body: String) -> StatusCode {
+        self.wire.check_push(body.as_bytes());
         let header = |name: &str| {
             headers
                 .get(name)
@@ -107,6 +110,7 @@ impl Webhook {
     }
 
     fn received(&self, path: &str) -> Vec<Received> {
+        self.wire.assert_clean();
         self.received
             .lock()
             .expect("lock")

@@ -39,12 +39,9 @@ pub struct TaskStatusUpdateEvent {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<Metadata>,
     /// The task's generation once this event was recorded (see [`Task::generation`]): a gap
-    /// between two events tells a client it missed one. Zero when unknown, and then omitted.
-    #[serde(
-        default,
-        with = "serde_util::int64",
-        skip_serializing_if = "serde_util::is_zero"
-    )]
+    /// between two events tells a client it missed one. Zero when unknown. Read when a peer
+    /// sends it, never written (A2A v1.0 has no such field).
+    #[serde(default, deserialize_with = "serde_util::int64", skip_serializing)]
     pub generation: u64,
 }
 
@@ -89,12 +86,9 @@ pub struct TaskArtifactUpdateEvent {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<Metadata>,
     /// The task's generation once this event was recorded (see [`Task::generation`]): a gap
-    /// between two events tells a client it missed one. Zero when unknown, and then omitted.
-    #[serde(
-        default,
-        with = "serde_util::int64",
-        skip_serializing_if = "serde_util::is_zero"
-    )]
+    /// between two events tells a client it missed one. Zero when unknown. Read when a peer
+    /// sends it, never written (A2A v1.0 has no such field).
+    #[serde(default, deserialize_with = "serde_util::int64", skip_serializing)]
     pub generation: u64,
 }
 
@@ -137,6 +131,38 @@ impl StreamResponse {
             Self::Message(message) => message.task_id.as_ref(),
             Self::StatusUpdate(event) => Some(&event.task_id),
             Self::ArtifactUpdate(event) => Some(&event.task_id),
+        }
+    }
+
+    /// The task generation this event carries (see [`Task::generation`]); zero for a direct
+    /// message, which has none, and when unknown.
+    ///
+    /// ```
+    /// use a2a_protocol_types::{Message, StreamResponse, Task, TaskState, TaskStatus};
+    ///
+    /// let mut event = StreamResponse::Task(Task::new("t-1", "c-1", TaskStatus::new(TaskState::Working)));
+    /// event.set_generation(4);
+    /// assert_eq!(event.generation(), 4);
+    /// let mut reply = StreamResponse::Message(Message::agent_text("hi"));
+    /// reply.set_generation(4);
+    /// assert_eq!(reply.generation(), 0, "a message has no generation");
+    /// ```
+    pub fn generation(&self) -> u64 {
+        match self {
+            Self::Task(task) => task.generation,
+            Self::StatusUpdate(event) => event.generation,
+            Self::ArtifactUpdate(event) => event.generation,
+            Self::Message(_) => 0,
+        }
+    }
+
+    /// Sets the task generation this event carries; a message has none and stays as it is.
+    pub fn set_generation(&mut self, generation: u64) {
+        match self {
+            Self::Task(task) => task.generation = generation,
+            Self::StatusUpdate(event) => event.generation = generation,
+            Self::ArtifactUpdate(event) => event.generation = generation,
+            Self::Message(_) => {}
         }
     }
 

@@ -45,59 +45,47 @@ pub(crate) fn is_false(value: &bool) -> bool {
     !*value
 }
 
-/// `skip_serializing_if` for a generation that is unset (zero).
-pub(crate) fn is_zero(value: &u64) -> bool {
-    *value == 0
+/// Reads a ProtoJSON 64-bit integer from a decimal string or a number (`null` reads as zero,
+/// the unset value).
+pub(crate) fn int64<'de, D: Deserializer<'de>>(deserializer: D) -> Result<u64, D::Error> {
+    deserializer.deserialize_any(Int64)
 }
 
-/// A ProtoJSON 64-bit integer: written as a decimal string, read from a string or a number
-/// (`null` reads as zero, the unset value).
-pub(crate) mod int64 {
-    use serde::Serializer;
-    use serde::de::{self, Deserializer, Visitor};
+struct Int64;
 
-    pub(crate) fn serialize<S: Serializer>(value: &u64, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.collect_str(value)
+impl serde::de::Visitor<'_> for Int64 {
+    type Value = u64;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a non-negative integer, as a number or a decimal string")
     }
 
-    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<u64, D::Error> {
-        struct Int64;
-        impl Visitor<'_> for Int64 {
-            type Value = u64;
+    fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<u64, E> {
+        Ok(v)
+    }
 
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("a non-negative integer, as a number or a decimal string")
-            }
+    fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<u64, E> {
+        u64::try_from(v).map_err(|_| E::custom(format!("{v} is negative")))
+    }
 
-            fn visit_u64<E: de::Error>(self, v: u64) -> Result<u64, E> {
-                Ok(v)
-            }
-
-            fn visit_i64<E: de::Error>(self, v: i64) -> Result<u64, E> {
-                u64::try_from(v).map_err(|_| E::custom(format!("{v} is negative")))
-            }
-
-            fn visit_f64<E: de::Error>(self, v: f64) -> Result<u64, E> {
-                if v.fract() == 0.0 && (0.0..1.8e19).contains(&v) {
-                    Ok(v as u64)
-                } else {
-                    Err(E::custom(format!("{v} is not a non-negative integer")))
-                }
-            }
-
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<u64, E> {
-                v.trim().parse().map_err(|_| {
-                    E::custom(format!(
-                        "{:?} is not a non-negative integer",
-                        v.chars().take(32).collect::<String>()
-                    ))
-                })
-            }
-
-            fn visit_unit<E: de::Error>(self) -> Result<u64, E> {
-                Ok(0)
-            }
+    fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<u64, E> {
+        if v.fract() == 0.0 && (0.0..1.8e19).contains(&v) {
+            Ok(v as u64)
+        } else {
+            Err(E::custom(format!("{v} is not a non-negative integer")))
         }
-        deserializer.deserialize_any(Int64)
+    }
+
+    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<u64, E> {
+        v.trim().parse().map_err(|_| {
+            E::custom(format!(
+                "{:?} is not a non-negative integer",
+                v.chars().take(32).collect::<String>()
+            ))
+        })
+    }
+
+    fn visit_unit<E: serde::de::Error>(self) -> Result<u64, E> {
+        Ok(0)
     }
 }

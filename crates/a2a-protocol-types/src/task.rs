@@ -172,13 +172,26 @@ pub struct Task {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<Metadata>,
     /// How many changes the server has accepted for the task, counting its creation: every
-    /// status change, artifact and message it records increases it (the A2A v1.1 `generation`,
-    /// written as ProtoJSON writes an int64, as a string). Zero when unknown, and then omitted.
-    #[serde(
-        default,
-        with = "serde_util::int64",
-        skip_serializing_if = "serde_util::is_zero"
-    )]
+    /// status change, artifact and message it records increases it. Zero when unknown.
+    ///
+    /// This is the `generation` of the A2A v1.1 draft, which v1.0 does not have: the JSON
+    /// this type writes is v1.0's and leaves it out, because strict v1.0 readers (protobuf JSON
+    /// parsers, the conformance suite) refuse a member their schema lacks. It is read when a
+    /// newer peer sends it, as a number or as the decimal string ProtoJSON writes for an int64.
+    ///
+    /// ```
+    /// use a2a_protocol_types::{Task, TaskState, TaskStatus};
+    ///
+    /// let mut task = Task::new("t-1", "c-1", TaskStatus::new(TaskState::Working));
+    /// task.generation = 3;
+    /// assert!(serde_json::to_value(&task).unwrap().get("generation").is_none());
+    /// let read: Task = serde_json::from_str(
+    ///     r#"{"id": "t-1", "status": {"state": "TASK_STATE_WORKING"}, "generation": "3"}"#,
+    /// )
+    /// .unwrap();
+    /// assert_eq!(read.generation, 3);
+    /// ```
+    #[serde(default, deserialize_with = "serde_util::int64", skip_serializing)]
     pub generation: u64,
 }
 

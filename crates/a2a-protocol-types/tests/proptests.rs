@@ -17,10 +17,18 @@ fn round_trips<T>(value: &T) -> Result<(), TestCaseError>
 where
     T: serde::Serialize + serde::de::DeserializeOwned + PartialEq + std::fmt::Debug,
 {
+    round_trips_as(value, value)
+}
+
+/// `value` written and read back is `expected`.
+fn round_trips_as<T>(value: &T, expected: &T) -> Result<(), TestCaseError>
+where
+    T: serde::Serialize + serde::de::DeserializeOwned + PartialEq + std::fmt::Debug,
+{
     let json = serde_json::to_string(value).map_err(|e| TestCaseError::fail(e.to_string()))?;
     let back: T =
         serde_json::from_str(&json).map_err(|e| TestCaseError::fail(format!("{e}: {json}")))?;
-    prop_assert_eq!(&back, value, "{}", json);
+    prop_assert_eq!(&back, expected, "{}", json);
     Ok(())
 }
 
@@ -34,12 +42,17 @@ proptest! {
 
     #[test]
     fn tasks_round_trip(task in task()) {
-        round_trips(&task)?;
+        let mut expected = task.clone();
+        expected.generation = 0;
+        round_trips_as(&task, &expected)?;
     }
 
     #[test]
     fn stream_responses_round_trip(event in stream_response()) {
-        round_trips(&event)?;
+        // The v1.0 JSON leaves out the generation (an A2A v1.1 field).
+        let mut expected = event.clone();
+        expected.set_generation(0);
+        round_trips_as(&event, &expected)?;
     }
 
     #[test]

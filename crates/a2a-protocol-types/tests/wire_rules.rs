@@ -373,20 +373,36 @@ fn json_rpc_responses_hold_a_result_or_an_error() {
 }
 
 #[test]
-fn a_generation_is_written_as_an_int64_string_and_read_from_either() {
+fn a_generation_is_read_from_a_newer_peer_but_never_written_on_the_v1_0_wire() {
+    // A2A v1.0.1's Task, TaskStatusUpdateEvent and TaskArtifactUpdateEvent have no
+    // `generation`, and strict v1.0 readers refuse a member they do not know.
     let mut task = Task::new("t-1", "c-1", TaskStatus::new(TaskState::Working));
-    assert!(
-        serde_json::to_value(&task)
-            .expect("writes")
-            .get("generation")
-            .is_none(),
-        "unset, omitted"
-    );
     task.generation = 12_345_678_901;
-    assert_eq!(
-        serde_json::to_value(&task).expect("writes")["generation"],
-        "12345678901"
-    );
+    let mut status = TaskStatusUpdateEvent {
+        task_id: "t-1".into(),
+        context_id: "c-1".into(),
+        status: TaskStatus::new(TaskState::Working),
+        metadata: None,
+        generation: 4,
+    };
+    let artifact = TaskArtifactUpdateEvent {
+        task_id: "t-1".into(),
+        context_id: "c-1".into(),
+        artifact: Artifact::new("a-1", vec![Part::text("x")]),
+        append: false,
+        last_chunk: true,
+        metadata: None,
+        generation: 5,
+    };
+    let written = [
+        serde_json::to_value(StreamResponse::Task(task.clone())).expect("writes"),
+        serde_json::to_value(StreamResponse::StatusUpdate(status.clone())).expect("writes"),
+        serde_json::to_value(StreamResponse::ArtifactUpdate(artifact)).expect("writes"),
+    ];
+    for json in written {
+        assert!(!json.to_string().contains("generation"), "{json}");
+    }
+    // Read as a v1.1 server writes it (an int64 as a string), as a number, or not at all.
     for (written, expected) in [(json!("7"), 7), (json!(7), 7), (Value::Null, 0)] {
         let read: Task = serde_json::from_value(json!({
             "id": "t", "status": {"state": "TASK_STATE_WORKING"}, "generation": written
@@ -394,6 +410,15 @@ fn a_generation_is_written_as_an_int64_string_and_read_from_either() {
         .expect("reads");
         assert_eq!(read.generation, expected);
     }
+    let without: Task =
+        serde_json::from_value(json!({"id": "t", "status": {"state": "TASK_STATE_WORKING"}}))
+            .expect("never required");
+    assert_eq!(without.generation, 0);
+    status = serde_json::from_value(
+        json!({"taskId": "t-1", "status": {"state": "TASK_STATE_WORKING"}, "generation": "9"}),
+    )
+    .expect("reads");
+    assert_eq!(status.generation, 9);
     let negative = json!({"id": "t", "status": {"state": "TASK_STATE_WORKING"}, "generation": -1});
     assert!(serde_json::from_value::<Task>(negative).is_err());
 }

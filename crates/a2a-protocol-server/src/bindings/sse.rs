@@ -27,7 +27,7 @@ pub(crate) fn respond<T: Serialize>(
         .take_until(async move { shutdown.cancelled().await })
         .map(move |event| {
             let _open = &open;
-            let generation = generation_of(&event);
+            let generation = event.generation();
             let data = serde_json::to_string(&wrap(event)).unwrap_or_else(|error| {
                 tracing::error!(%error, "could not serialize a stream event");
                 String::from("{}")
@@ -41,14 +41,4 @@ pub(crate) fn respond<T: Serialize>(
     Sse::new(stream)
         .keep_alive(KeepAlive::new().interval(state.config.keep_alive))
         .into_response()
-}
-
-/// The task generation an event carries; zero for a direct reply, which has none.
-fn generation_of(event: &StreamResponse) -> u64 {
-    match event {
-        StreamResponse::Task(task) => task.generation,
-        StreamResponse::StatusUpdate(update) => update.generation,
-        StreamResponse::ArtifactUpdate(update) => update.generation,
-        StreamResponse::Message(_) => 0,
-    }
 }

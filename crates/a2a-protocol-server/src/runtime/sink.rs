@@ -302,7 +302,7 @@ impl EventSink {
             }
         };
         task.generation += 1;
-        stamp_generation(&mut event, task.generation);
+        StreamResponse::set_generation(&mut event, task.generation);
         self.annotate_budget(task, &mut event);
         batch.messages += task.history.len().saturating_sub(messages_before);
         let settles = task.status.state.is_settled();
@@ -497,7 +497,7 @@ impl EventSink {
             match replay(task, event) {
                 Ok(mut again) => {
                     task.generation += 1;
-                    stamp_generation(&mut again, task.generation);
+                    StreamResponse::set_generation(&mut again, task.generation);
                     self.annotate_budget(task, &mut again);
                     replayed.push(again);
                 }
@@ -961,16 +961,6 @@ impl EventSink {
                 tracing::warn!(task_id = %self.live.task_id, %error, "could not mark the task failed");
             }
         }
-    }
-}
-
-/// Stamps an event with the generation its change brought the task to.
-fn stamp_generation(event: &mut StreamResponse, generation: u64) {
-    match event {
-        StreamResponse::StatusUpdate(update) => update.generation = generation,
-        StreamResponse::ArtifactUpdate(update) => update.generation = generation,
-        StreamResponse::Task(task) => task.generation = generation,
-        StreamResponse::Message(_) => {}
     }
 }
 

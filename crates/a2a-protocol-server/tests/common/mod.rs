@@ -15,14 +15,17 @@ use a2a_protocol_server::{
     ServerConfig,
 };
 use a2a_protocol_types::A2aError;
+use a2a_wire_check::Recorder;
 use async_trait::async_trait;
 use futures::StreamExt;
 use serde_json::{Value, json};
 use tokio::sync::oneshot;
 
-/// A running server; stops when dropped.
+/// A running server; stops when dropped, and then fails the test if any JSON body it wrote
+/// is not strict A2A v1.0.1 (see [`strict`]).
 pub struct TestServer {
     pub base: String,
+    pub wire: Recorder,
     stop: Option<oneshot::Sender<()>>,
 }
 
@@ -31,7 +34,27 @@ impl Drop for TestServer {
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());
         }
+        if !std::thread::panicking() {
+            self.wire.assert_clean();
+        }
     }
+}
+
+/// `server` with every JSON body it writes (answers, errors, stream events) checked against
+/// the A2A v1.0.1 proto's messages into `wire`.
+pub fn strict(server: A2aServer, wire: &Recorder) -> A2aServer {
+    server.layer(axum::middleware::from_fn_with_state(
+        wire.clone(),
+        a2a_wire_check::record,
+    ))
+}
+
+/// [`strict`] for a bare router.
+pub fn strict_router(router: axum::Router, wire: &Recorder) -> axum::Router {
+    router.layer(axum::middleware::from_fn_with_state(
+        wire.clone(),
+        a2a_wire_check::record,
+    ))
 }
 
 pub async fn serve_with(handler: RequestHandler, config: ServerConfig) -> TestServer {
@@ -40,7 +63,8 @@ pub async fn serve_with(handler: RequestHandler, config: ServerConfig) -> TestSe
         .expect("bind");
     let base = format!("http://{}", listener.local_addr().expect("addr"));
     let (stop, stopped) = oneshot::channel::<()>();
-    let server = A2aServer::new(handler).with_config(config);
+    let wire = Recorder::new();
+    let server = strict(A2aServer::new(handler).with_config(config), &wire);
     tokio::spawn(async move {
         let _ = server
             .serve(listener, async {
@@ -50,6 +74,7 @@ pub async fn serve_with(handler: RequestHandler, config: ServerConfig) -> TestSe
     });
     TestServer {
         base,
+        wire,
         stop: Some(stop),
     }
 }

@@ -172,7 +172,7 @@ pub(crate) fn decode_event_row(
     let after = i64::try_from(after).unwrap_or(i64::MAX);
     if !body.trim_start().starts_with('[') {
         return Ok(if generation > after {
-            vec![decode_event(body)?]
+            vec![decode_event_at(body, generation)?]
         } else {
             Vec::new()
         });
@@ -183,11 +183,22 @@ pub(crate) fn decode_event_row(
     Ok((first..)
         .zip(events)
         .filter(|(event_generation, _)| *event_generation > after)
-        .map(|(_, event)| event)
+        .map(|(event_generation, mut event)| {
+            event.set_generation(u64::try_from(event_generation).unwrap_or(0));
+            event
+        })
         .collect())
 }
 
-pub(crate) fn decode_event(body: &str) -> Result<StreamResponse, StoreError> {
+/// A stored event, carrying the generation it was stored at: the JSON an event is stored as
+/// is the v1.0 wire's, which has no generation.
+pub(crate) fn decode_event_at(body: &str, generation: i64) -> Result<StreamResponse, StoreError> {
+    let mut event = decode_event(body)?;
+    event.set_generation(u64::try_from(generation).unwrap_or(0));
+    Ok(event)
+}
+
+fn decode_event(body: &str) -> Result<StreamResponse, StoreError> {
     serde_json::from_str(body).map_err(|e| corrupt("a stored event does not parse", e))
 }
 

@@ -922,7 +922,7 @@ macro_rules! sql_core {
                 tenant,
                 decode_push_config(&config)?,
                 u64::try_from(generation).unwrap_or_default(),
-                crate::store::sql::decode_event(&event)?,
+                crate::store::sql::decode_event_at(&event, generation)?,
             );
             delivery.attempts = u32::try_from(attempts).unwrap_or_default();
             delivery.last_error = last_error;

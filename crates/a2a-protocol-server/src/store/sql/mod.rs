@@ -20,7 +20,7 @@ pub(crate) mod sqlite;
 mod store;
 
 pub(crate) use codec::{
-    EncodedTask, decode_event, decode_event_row, decode_head, decode_message, encode_events,
+    EncodedTask, decode_event_at, decode_event_row, decode_head, decode_message, encode_events,
     encode_head, encode_message, encode_push_config, event_rows,
 };
 pub(crate) use coordinate::sql_coordination;
