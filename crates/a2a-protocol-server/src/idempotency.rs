@@ -17,8 +17,9 @@
 //! | key held but its task was swept | TaskNotFound, never a second run | -32001 | 404 |
 //! | index full / store overloaded | refuse, nothing runs, retryable | -32603 + `RESOURCE_EXHAUSTED` + RetryInfo, HTTP 503 + `Retry-After` | 503 + `Retry-After` |
 //!
-//! A replay answers as the original request would: a blocking retry waits like the original, a
-//! streaming retry yields the task snapshot then follows the task. The bundled stores take a
+//! A replay answers as the original request would ([`RequestHandler::answer_replay`],
+//! [`RequestHandler::stream_replay`]): a blocking retry waits like the original, a streaming
+//! retry yields the task snapshot then follows the task. The bundled stores take a
 //! key and write its task (or its follow-up message) in one atomic step, so a key is never
 //! held without what it stands for, and a held key whose task is missing means retention
 //! removed the task. With a store that takes the key first, a retry that arrives between the
@@ -30,9 +31,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use a2a_protocol_types::idempotency::key_of;
-use a2a_protocol_types::{A2aError, Message, Task, TaskId};
+use a2a_protocol_types::{A2aError, Message, StreamResponse, Task, TaskId};
+use futures::{StreamExt, stream};
 use tokio::time::Instant;
 
+use crate::handler::{CallContext, EndsAt, EventStream, RequestHandler, SendAnswer, until};
+use crate::runtime::direct_reply;
 use crate::store::{ClaimOutcome, KeyClaim, KeyScope, STORE_RETRY_AFTER, TaskStore};
 
 pub(crate) struct Idempotency {
@@ -106,6 +110,17 @@ impl Idempotency {
         count!("claimed");
     }
 
+    /// What a send whose write found its key held answers: the first attempt's task (see
+    /// [`Self::replay`]).
+    pub(crate) async fn replay_held(
+        &self,
+        claim: Option<&KeyClaim>,
+        held: ClaimOutcome,
+    ) -> Result<Box<Task>, A2aError> {
+        let claim = claim.ok_or_else(|| A2aError::internal("a key held without a claim"))?;
+        self.replay(claim, held).await
+    }
+
     /// What a held key answers: the first attempt's task for a retry of the same message, a
     /// refusal for another message. A retry never runs anything.
     pub(crate) async fn replay(
@@ -154,6 +169,51 @@ impl Idempotency {
             }
             tokio::time::sleep(pause).await;
             pause = (pause * 2).min(Duration::from_millis(200));
+        }
+    }
+}
+
+impl RequestHandler {
+    /// Answers a unary retry the way its first attempt was answered: the direct reply; the
+    /// task at once when the original asked for it at once or the task has settled; else
+    /// the task once it settles (or as it stands at the deadline).
+    pub(crate) async fn answer_replay(
+        &self,
+        tenant: &str,
+        task: Task,
+        immediate: bool,
+        history: Option<usize>,
+        deadline: Option<Instant>,
+    ) -> Result<SendAnswer, A2aError> {
+        if let Some(reply) = direct_reply(&task) {
+            return Ok(SendAnswer::Message(reply.clone()));
+        }
+        let task = if immediate || task.status.state.is_settled() {
+            task
+        } else {
+            let id = task.id.clone();
+            let events = self.follow(tenant, task, None, EndsAt::Settled).await;
+            let last = until(deadline, events.fold(None, |_, e| async { Some(e) })).await;
+            if let Some(Some(StreamResponse::Message(message))) = last {
+                return Ok(SendAnswer::Message(message));
+            }
+            // The caller's own key led here, so the task is the caller's.
+            self.load(tenant, &id, &CallContext::default()).await?
+        };
+        Ok(SendAnswer::task(Arc::new(task), history))
+    }
+
+    /// Answers a streaming retry the way its first attempt was answered: the direct reply
+    /// alone, or the task as it stands and then its events until it settles.
+    pub(crate) async fn stream_replay(
+        &self,
+        tenant: &str,
+        task: Task,
+        history: Option<usize>,
+    ) -> EventStream {
+        match direct_reply(&task) {
+            Some(reply) => stream::iter([StreamResponse::Message(reply.clone())]).boxed(),
+            None => self.follow(tenant, task, history, EndsAt::Settled).await,
         }
     }
 }

@@ -212,6 +212,8 @@ async fn a_request_refused_before_its_body_is_read_says_connection_close() {
         ("POST /message:send", "text/plain", "1.0"),
         ("POST /message:send", "application/json", "9.9"),
         ("POST /", "text/plain", "1.0"),
+        // JSON-RPC too checks the version before it reads a body.
+        ("POST /", "application/json", "9.9"),
         ("POST /no/such/path", "application/json", "1.0"),
         ("PUT /message:send", "application/json", "1.0"),
     ];

@@ -14,9 +14,8 @@ use futures::{Stream, StreamExt};
 use tonic::{Request, Response, Status};
 
 use super::AppState;
-use super::common::{self, activated_extensions};
+use super::call::Head;
 use crate::handler::{CallContext, EventStream, SendAnswer};
-use crate::in_span::in_span;
 use crate::telemetry;
 
 /// The path prefix of the service's methods.
@@ -52,8 +51,9 @@ fn invalid(error: a2a_protocol_grpc::ProtoError) -> Status {
 }
 
 impl Grpc {
-    /// Runs one rpc: reads the call context from the metadata, checks the version, and runs
-    /// `call` within the request's deadline, in a span and timed, as the other bindings do.
+    /// Runs one rpc through the request pipeline every binding runs (see
+    /// [`call`](super::call)): the version and call context from the metadata, then `call`
+    /// in the request's span, timed, within its deadline.
     async fn run<T, F, Fut>(
         &self,
         operation: &'static str,
@@ -66,17 +66,15 @@ impl Grpc {
         Fut: Future<Output = Result<(T, CallContext, Vec<String>), A2aError>>,
     {
         let headers = metadata.into_headers();
-        if let Err(error) = common::check_version(&self.state, &headers, None) {
-            return Err(to_status(&error));
-        }
-        let mut ctx = common::call_context(&self.state, &headers, extensions);
-        let span = common::request_span(&self.state, "grpc", operation, &headers, &mut ctx);
-        let timer = telemetry::RequestTimer::start("grpc", operation);
-        let outcome = in_span(common::within_deadline(ctx.deadline, call(ctx)), span).await;
-        timer.finish(&self.state.metrics, outcome.as_ref().err());
+        let mut head =
+            Head::read(&self.state, &headers, None, extensions).map_err(|e| to_status(&e))?;
+        let observed = head.observe(&self.state, "grpc", operation, &headers);
+        // The operation borrows nothing of the head: it takes the context and gives it back.
+        let outcome = observed.run(call(std::mem::take(&mut head.ctx))).await;
         let (value, ctx, declared) = outcome.map_err(|error| to_status(&error))?;
+        head.ctx = ctx;
         let mut response = Response::new(value);
-        if let Some(value) = activated_extensions(self.state.handler.agent_card(), &ctx, &declared)
+        if let Some(value) = head.activated_extensions(&self.state, &declared)
             && let Ok(value) = value.to_str()
             && let Ok(value) = value.parse()
         {

@@ -2,8 +2,7 @@
 //! Errors answer HTTP 200 with a JSON-RPC error object, except a retryable refusal (503 with
 //! `Retry-After`) and an oversized body (413).
 
-use crate::in_span::in_span;
-use crate::telemetry;
+use a2a_protocol_types::extensions::EXTENSIONS_HEADER;
 use a2a_protocol_types::jsonrpc::{JSONRPC_VERSION, JsonRpcId, JsonRpcResponse, methods};
 use a2a_protocol_types::{A2aError, ErrorKind};
 use axum::body::Body;
@@ -15,11 +14,13 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use super::common::{self, activated_extensions};
+use super::call::Head;
+use super::common::{self, JSON};
 use super::envelope::{Envelope, Params};
 use super::objects::{ObjectOnly, is_array};
 use super::{AppState, sse};
 use crate::handler::{CallContext, EventStream, RequestHandler};
+use crate::telemetry;
 
 pub(super) fn error_response(id: JsonRpcId, error: &A2aError, status: StatusCode) -> Response {
     // Refusals a client, proxy or browser must see at the HTTP level carry their status on
@@ -160,16 +161,58 @@ async fn dispatch(
 
 pub(crate) async fn handle(State(state): State<AppState>, request: Request<Body>) -> Response {
     let (parts, body) = request.into_parts();
-    if let Err(error) = common::check_json_content_type(&parts.headers) {
-        return error_response(JsonRpcId::Null, &error, StatusCode::OK);
-    }
-    let bytes = match common::read_body(body, &state).await {
-        Ok(bytes) => bytes,
-        Err(error) => {
-            let status = error.status();
-            return error_response(JsonRpcId::Null, &error.into_error(), status);
-        }
+    let mut head = match Head::read(&state, &parts.headers, parts.uri.query(), &parts.extensions) {
+        Ok(head) => head,
+        Err(error) => return error_response(JsonRpcId::Null, &error, StatusCode::OK),
     };
+    let (id, request) = match read_request(&state, &parts.headers, body).await {
+        Ok(read) => read,
+        Err(refusal) => return *refusal,
+    };
+    let operation = telemetry::operation_label(&request.method);
+    let observed = head.observe(&state, "jsonrpc", operation, &parts.headers);
+    let mut declared = Vec::new();
+    let (handler, ctx) = (&state.handler, &head.ctx);
+    let outcome = observed
+        .run(dispatch(
+            handler,
+            &id,
+            &request.method,
+            request.params,
+            ctx,
+            &mut declared,
+        ))
+        .await;
+    let mut response = match outcome {
+        Ok(Outcome::Unary(body)) => {
+            ([(CONTENT_TYPE, HeaderValue::from_static(JSON))], body).into_response()
+        }
+        Ok(Outcome::Stream(events)) => sse::respond(&state, events, move |event| {
+            JsonRpcResponse::success(id.clone(), event)
+        }),
+        Err(error) => error_response(id, &error, StatusCode::OK),
+    };
+    if let Some(value) = head.activated_extensions(&state, &declared) {
+        response.headers_mut().insert(EXTENSIONS_HEADER, value);
+    }
+    response
+}
+
+/// Reads the request object: a JSON body, within the limits, with no member repeated, that is
+/// a JSON-RPC 2.0 request with an id. A refusal is the whole answer, with the request's id
+/// when it has a usable one.
+async fn read_request(
+    state: &AppState,
+    headers: &http::HeaderMap,
+    body: Body,
+) -> Result<(JsonRpcId, Envelope), Box<Response>> {
+    let refuse = |id, error: &A2aError, status| Box::new(error_response(id, error, status));
+    common::check_json_content_type(headers)
+        .map_err(|error| refuse(JsonRpcId::Null, &error, StatusCode::OK))?;
+    let bytes = common::read_body(body, state).await.map_err(|error| {
+        let status = error.status();
+        refuse(JsonRpcId::Null, &error.into_error(), status)
+    })?;
     if let Err((depth, mut error)) = common::refuse_repeated_members(&bytes) {
         // A repeated member of the request object itself makes it no request at all.
         if depth == 1 {
@@ -178,99 +221,48 @@ pub(crate) async fn handle(State(state): State<AppState>, request: Request<Body>
         let id = serde_json::from_slice::<Value>(&bytes)
             .map(|value| salvage_id(&value))
             .unwrap_or(JsonRpcId::Null);
-        return error_response(id, &error, StatusCode::OK);
+        return Err(refuse(id, &error, StatusCode::OK));
     }
-    let request = match Envelope::read(&bytes) {
-        Ok(request) => request,
+    let request = Envelope::read(&bytes).map_err(|error| {
         // Only on failure is the body read a second time, to tell malformed JSON apart from
         // JSON that is not a request, and to answer with the request's id when it has one.
-        Err(error) => {
-            return match serde_json::from_slice::<Value>(&bytes) {
-                Err(parse_error) => error_response(
-                    JsonRpcId::Null,
-                    &A2aError::new(
-                        ErrorKind::ParseError,
-                        format!("the body is not valid JSON: {parse_error}"),
-                    ),
-                    StatusCode::OK,
+        let (id, error) = match serde_json::from_slice::<Value>(&bytes) {
+            Err(parse_error) => (
+                JsonRpcId::Null,
+                A2aError::new(
+                    ErrorKind::ParseError,
+                    format!("the body is not valid JSON: {parse_error}"),
                 ),
-                Ok(Value::Array(_)) => error_response(
-                    JsonRpcId::Null,
-                    &A2aError::new(
-                        ErrorKind::InvalidRequest,
-                        "JSON-RPC batches are not supported; send each request on its own",
-                    ),
-                    StatusCode::OK,
+            ),
+            Ok(Value::Array(_)) => (
+                JsonRpcId::Null,
+                A2aError::new(
+                    ErrorKind::InvalidRequest,
+                    "JSON-RPC batches are not supported; send each request on its own",
                 ),
-                Ok(value) => error_response(
-                    salvage_id(&value),
-                    &A2aError::new(
-                        ErrorKind::InvalidRequest,
-                        format!("not a JSON-RPC 2.0 request object: {error}"),
-                    ),
-                    StatusCode::OK,
+            ),
+            Ok(value) => (
+                salvage_id(&value),
+                A2aError::new(
+                    ErrorKind::InvalidRequest,
+                    format!("not a JSON-RPC 2.0 request object: {error}"),
                 ),
-            };
-        }
-    };
-    let id = match (&request.id, request.jsonrpc == JSONRPC_VERSION) {
-        (Some(id), true) => id.clone(),
+            ),
+        };
+        refuse(id, &error, StatusCode::OK)
+    })?;
+    match (&request.id, request.jsonrpc == JSONRPC_VERSION) {
+        (Some(id), true) => Ok((id.clone(), request)),
         (id, _) => {
             let error = A2aError::new(
                 ErrorKind::InvalidRequest,
                 "a request needs \"jsonrpc\": \"2.0\" and an id (notifications are not supported)",
             );
-            return error_response(
+            Err(refuse(
                 id.clone().unwrap_or(JsonRpcId::Null),
                 &error,
                 StatusCode::OK,
-            );
+            ))
         }
-    };
-    if let Err(error) = common::check_version(&state, &parts.headers, parts.uri.query()) {
-        return error_response(id, &error, StatusCode::OK);
     }
-    let mut ctx = common::call_context(&state, &parts.headers, &parts.extensions);
-    let mut declared = Vec::new();
-    let operation = telemetry::operation_label(&request.method);
-    let span = common::request_span(&state, "jsonrpc", operation, &parts.headers, &mut ctx);
-    let timer = telemetry::RequestTimer::start("jsonrpc", operation);
-    let outcome = in_span(
-        common::within_deadline(
-            ctx.deadline,
-            dispatch(
-                &state.handler,
-                &id,
-                &request.method,
-                request.params,
-                &ctx,
-                &mut declared,
-            ),
-        ),
-        span,
-    )
-    .await;
-    timer.finish(&state.metrics, outcome.as_ref().err());
-    let mut response = match outcome {
-        Ok(Outcome::Unary(body)) => (
-            [(CONTENT_TYPE, HeaderValue::from_static("application/json"))],
-            body,
-        )
-            .into_response(),
-        Ok(Outcome::Stream(events)) => sse::respond(&state, events, move |event| {
-            JsonRpcResponse::success(id.clone(), event)
-        }),
-        Err(error) => error_response(id, &error, StatusCode::OK),
-    };
-    if let Some(value) = activated_extensions(state.handler.agent_card(), &ctx, &declared) {
-        response
-            .headers_mut()
-            .insert(a2a_protocol_types::extensions::EXTENSIONS_HEADER, value);
-    }
-    if !response.headers().contains_key(CONTENT_TYPE) {
-        response
-            .headers_mut()
-            .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-    }
-    response
 }

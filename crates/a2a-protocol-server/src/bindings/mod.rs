@@ -1,6 +1,7 @@
 //! HTTP bindings: one module per binding, each turning HTTP into handler calls and handler
 //! errors into that binding's error body in exactly one place.
 
+mod call;
 mod card;
 mod common;
 mod envelope;

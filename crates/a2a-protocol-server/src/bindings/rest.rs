@@ -1,8 +1,6 @@
 //! The HTTP+JSON binding (spec §11): resource paths (optionally under `/{tenant}`), query
 //! parameters for reads, SSE for streams, and `google.rpc.Status` error bodies.
 
-use crate::in_span::in_span;
-use crate::telemetry;
 use std::collections::HashMap;
 
 use a2a_protocol_types::extensions::EXTENSIONS_HEADER;
@@ -16,7 +14,8 @@ use percent_encoding::percent_decode_str;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
-use super::common::{self, A2A_JSON, activated_extensions};
+use super::call::{Head, VERSION_HEADER};
+use super::common::{self, A2A_JSON};
 use super::objects::ObjectOnly;
 use super::{AppState, sse};
 use crate::handler::{CallContext, EventStream, RequestHandler};
@@ -478,67 +477,20 @@ pub(crate) async fn handle(State(state): State<AppState>, request: Request<Body>
             return error_response(&crate::handler::reserved_tenant_error(&segments[0]), None);
         }
     };
-    if let Err(error) = common::check_version(&state, &parts.headers, parts.uri.query()) {
-        return error_response(&error, None);
-    }
-    let has_body = parts.method == Method::POST;
-    // A subscription changes nothing, so a bare POST (no body, no type) may open one.
-    let may_omit_type = matches!(operation, Operation::Subscribe(_))
-        && !parts.headers.contains_key(http::header::CONTENT_TYPE);
-    if has_body
-        && !may_omit_type
-        && let Err(error) = common::check_json_content_type(&parts.headers)
-    {
-        return error_response(&error, None);
-    }
-    let bytes = match common::read_body(body, &state).await {
-        Ok(bytes) => bytes,
-        Err(error) => {
-            let status = error.status();
-            return error_response(&error.into_error(), Some(status));
-        }
-    };
-    if has_body && let Err((_, error)) = common::refuse_repeated_members(&bytes) {
-        return error_response(&error, None);
-    }
-    let is_send = matches!(operation, Operation::Send | Operation::Stream);
-    let prepared = (|| {
-        let body = match is_send
-            .then(|| send_request_fast(&bytes, &tenant))
-            .flatten()
-        {
-            Some(request) => RequestBody::Send(Box::new(request)),
-            None if has_body => RequestBody::Object(body_object(&bytes)?),
-            None => RequestBody::Object(Map::new()),
-        };
-        let mut query = Map::new();
-        for (name, raw) in query_map(parts.uri.query())? {
-            if name.eq_ignore_ascii_case(common::VERSION_HEADER) {
-                continue;
-            }
-            let value = query_value(&name, &raw)?;
-            query.insert(name, value);
-        }
-        Ok::<_, A2aError>((body, query))
-    })();
-    let (body, query) = match prepared {
-        Ok(prepared) => prepared,
+    let mut head = match Head::read(&state, &parts.headers, parts.uri.query(), &parts.extensions) {
+        Ok(head) => head,
         Err(error) => return error_response(&error, None),
     };
+    let (body, query) = match read_request(&state, &parts, &operation, &tenant, body).await {
+        Ok(read) => read,
+        Err((error, status)) => return error_response(&error, status),
+    };
     let declared = body.declared_extensions();
-    let mut ctx = common::call_context(&state, &parts.headers, &parts.extensions);
-    let label = operation.label();
-    let span = common::request_span(&state, "http+json", label, &parts.headers, &mut ctx);
-    let timer = telemetry::RequestTimer::start("http+json", label);
-    let outcome = in_span(
-        common::within_deadline(
-            ctx.deadline,
-            dispatch(&state.handler, &tenant, operation, body, query, &ctx),
-        ),
-        span,
-    )
-    .await;
-    timer.finish(&state.metrics, outcome.as_ref().err());
+    let observed = head.observe(&state, "http+json", operation.label(), &parts.headers);
+    let (handler, ctx) = (&state.handler, &head.ctx);
+    let outcome = observed
+        .run(dispatch(handler, &tenant, operation, body, query, ctx))
+        .await;
     let mut response = match outcome {
         Ok(Outcome::Json(bytes)) => (
             [(CONTENT_TYPE, HeaderValue::from_static(media_type))],
@@ -548,8 +500,49 @@ pub(crate) async fn handle(State(state): State<AppState>, request: Request<Body>
         Ok(Outcome::Stream(events)) => sse::respond(&state, events, |event| event),
         Err(error) => error_response(&error, None),
     };
-    if let Some(value) = activated_extensions(state.handler.agent_card(), &ctx, &declared) {
+    if let Some(value) = head.activated_extensions(&state, &declared) {
         response.headers_mut().insert(EXTENSIONS_HEADER, value);
     }
     response
+}
+
+/// Reads what an operation takes from the request: the body (declared as JSON, within the
+/// limits, no member repeated; a send's decoded at once) and the query's parameters. A
+/// refusal is an error with the HTTP status it needs, if not its own.
+async fn read_request(
+    state: &AppState,
+    parts: &http::request::Parts,
+    operation: &Operation,
+    tenant: &str,
+    body: Body,
+) -> Result<(RequestBody, Map<String, Value>), (A2aError, Option<StatusCode>)> {
+    let has_body = parts.method == Method::POST;
+    // A subscription changes nothing, so a bare POST (no body, no type) may open one.
+    let may_omit_type = matches!(operation, Operation::Subscribe(_))
+        && !parts.headers.contains_key(http::header::CONTENT_TYPE);
+    if has_body && !may_omit_type {
+        common::check_json_content_type(&parts.headers).map_err(|error| (error, None))?;
+    }
+    let bytes = common::read_body(body, state).await.map_err(|error| {
+        let status = error.status();
+        (error.into_error(), Some(status))
+    })?;
+    if has_body {
+        common::refuse_repeated_members(&bytes).map_err(|(_, error)| (error, None))?;
+    }
+    let is_send = matches!(operation, Operation::Send | Operation::Stream);
+    let body = match is_send.then(|| send_request_fast(&bytes, tenant)).flatten() {
+        Some(request) => RequestBody::Send(Box::new(request)),
+        None if has_body => RequestBody::Object(body_object(&bytes).map_err(|e| (e, None))?),
+        None => RequestBody::Object(Map::new()),
+    };
+    let mut query = Map::new();
+    for (name, raw) in query_map(parts.uri.query()).map_err(|e| (e, None))? {
+        if name.eq_ignore_ascii_case(VERSION_HEADER) {
+            continue;
+        }
+        let value = query_value(&name, &raw).map_err(|e| (e, None))?;
+        query.insert(name, value);
+    }
+    Ok((body, query))
 }

@@ -32,8 +32,8 @@ use crate::idempotency::Idempotency;
 use crate::runtime::{EventSink, LiveTask, Registry};
 use crate::store::{InMemoryTaskStore, TaskStore};
 
-#[cfg(feature = "grpc")]
-pub(crate) use send::SendAnswer;
+pub(crate) use follow::EndsAt;
+pub(crate) use send::{SendAnswer, until};
 pub use validate::MAX_IDENTIFIER_BYTES;
 pub(crate) use validate::{is_reserved_tenant, reserved_tenant_error};
 
@@ -978,7 +978,12 @@ impl RequestHandler {
         Ok(())
     }
 
-    async fn load(&self, tenant: &str, id: &TaskId, ctx: &CallContext) -> Result<Task, A2aError> {
+    pub(crate) async fn load(
+        &self,
+        tenant: &str,
+        id: &TaskId,
+        ctx: &CallContext,
+    ) -> Result<Task, A2aError> {
         if let Some(live) = self.live(tenant, id, ctx)? {
             return Ok(live.snapshot().await);
         }

@@ -12,12 +12,10 @@ use a2a_protocol_types::{
 use futures::{FutureExt, StreamExt, stream};
 use tokio::sync::broadcast;
 
-use super::follow::EndsAt;
 use super::{CallContext, EventStream, RequestHandler, busy, validate};
 use crate::executor::RequestContext;
-use crate::runtime::direct_reply;
 use crate::runtime::{BudgetState, LiveTask, SharedEvent, await_settled, follow_live};
-use crate::store::{ClaimOutcome, KeyClaim, KeyScope, Loaded, StoredTask, TaskWrite, WriteOutcome};
+use crate::store::{KeyClaim, KeyScope, Loaded, StoredTask, TaskWrite, WriteOutcome};
 use crate::telemetry;
 use a2a_protocol_types::trace::{self, TraceContext};
 
@@ -81,14 +79,13 @@ impl RequestHandler {
         request: SendMessageRequest,
         ctx: &CallContext,
     ) -> Result<SendAnswer, A2aError> {
-        let history = validate::history_length(request.history_length())?;
-        let immediate = request.returns_immediately();
-        let tenant = request.tenant.clone();
-        match self.admit_and_start(request, ctx, false).await? {
-            Started::Replay(task) => self
-                .answer_replay(&tenant, *task, immediate, history, ctx.deadline)
-                .await
-                .map(SendAnswer::from),
+        let send = self.valid_send(request)?;
+        let (tenant, immediate, history) = (send.tenant.clone(), send.immediate, send.history);
+        match self.admit_and_start(send, ctx, false).await? {
+            Started::Replay(task) => {
+                self.answer_replay(&tenant, *task, immediate, history, ctx.deadline)
+                    .await
+            }
             Started::Turn(turn) => {
                 let Turn {
                     live,
@@ -136,66 +133,55 @@ impl RequestHandler {
         request: SendMessageRequest,
         ctx: &CallContext,
     ) -> Result<EventStream, A2aError> {
-        let history = validate::history_length(request.history_length())?;
-        let tenant = request.tenant.clone();
-        Ok(match self.admit_and_start(request, ctx, true).await? {
-            Started::Replay(task) => match direct_reply(&task) {
-                Some(reply) => stream::iter([StreamResponse::Message(reply.clone())]).boxed(),
-                None => self.follow(&tenant, *task, history, EndsAt::Settled).await,
-            },
+        let send = self.valid_send(request)?;
+        let (tenant, history) = (send.tenant.clone(), send.history);
+        Ok(match self.admit_and_start(send, ctx, true).await? {
+            Started::Replay(task) => self.stream_replay(&tenant, *task, history).await,
             Started::Turn(turn) => turn_stream(*turn, history),
         })
     }
 
+    /// The request checked, its extension data parsed once.
+    fn valid_send(&self, request: SendMessageRequest) -> Result<validate::ValidSend, A2aError> {
+        validate::send(request, &self.inner.card, self.inner.leases.as_ref())
+    }
+
+    /// Admits a checked send: its key decides new or replay ([`crate::idempotency`]), then the
+    /// task is created or continued and the agent's turn started.
     async fn admit_and_start(
         &self,
-        request: SendMessageRequest,
+        send: validate::ValidSend,
         ctx: &CallContext,
         streaming: bool,
     ) -> Result<Started, A2aError> {
-        let mut request = request;
-        let push = request
-            .configuration
-            .as_mut()
-            .and_then(|c| c.task_push_notification_config.take());
-        validate::tenant(&request.tenant)?;
-        validate::message(&request.message)?;
-        validate::content_types(&request.message, &self.inner.card)?;
-        let lease = validate::lease(&request.message, self.inner.leases.as_ref())?;
-        validate::budget(&request.message)?;
         self.accepting()?;
         // A turn is owned through the store only once this process's heartbeat is there.
         self.inner.upkeep.ensure_started(&self.inner).await?;
         let scope = KeyScope {
-            tenant: request.tenant.clone(),
+            tenant: send.tenant.clone(),
             caller: ctx.caller.as_ref().map(|c| c.0.clone()),
         };
-        let task_id = request
+        let task_id = send
             .message
             .task_id
             .clone()
             .unwrap_or_else(TaskId::time_ordered);
-        if let Some(config) = &push {
+        if let Some(config) = &send.push {
             // Checked before anything runs: a refused webhook refuses the send.
             self.check_attached_push(config).await?;
         }
-        let claim = self.inner.idempotency.claim_for(
-            scope,
-            ctx.key_holder(),
-            &request.message,
-            &task_id,
-        )?;
-        let started = match request.message.task_id.clone() {
-            Some(id) => {
-                self.continue_task(request, ctx, id, claim, streaming, push.as_ref())
-                    .await?
-            }
+        let claim =
+            self.inner
+                .idempotency
+                .claim_for(scope, ctx.key_holder(), &send.message, &task_id)?;
+        let lease = send.lease;
+        let started = match send.message.task_id.clone() {
+            Some(id) => self.continue_task(send, ctx, id, claim, streaming).await?,
             None => {
-                self.create_task(request, ctx, task_id, claim, streaming, push.as_ref())
+                self.create_task(send, ctx, task_id, claim, streaming)
                     .await?
             }
         };
-
         if let (Started::Turn(turn), Some(lease)) = (&started, lease) {
             self.grant_lease(&turn.live.tenant, &turn.live.task_id, lease)
                 .await;
@@ -206,18 +192,19 @@ impl RequestHandler {
     /// Creates the task, taking the key in the same write, and starts the agent's turn.
     async fn create_task(
         &self,
-        request: SendMessageRequest,
+        send: validate::ValidSend,
         ctx: &CallContext,
         task_id: TaskId,
         claim: Option<KeyClaim>,
         streaming: bool,
-        push: Option<&TaskPushNotificationConfig>,
     ) -> Result<Started, A2aError> {
-        let SendMessageRequest {
+        let validate::ValidSend {
             tenant,
             mut message,
+            budget,
+            push,
             ..
-        } = request;
+        } = send;
         let context_id = message
             .context_id
             .clone()
@@ -237,7 +224,14 @@ impl RequestHandler {
             .with_caller(ctx.creator());
         match self.inner.store.write(&write).await? {
             WriteOutcome::Written => {}
-            WriteOutcome::KeyHeld(held) => return self.replay_held(claim.as_ref(), held).await,
+            WriteOutcome::KeyHeld(held) => {
+                return self
+                    .inner
+                    .idempotency
+                    .replay_held(claim.as_ref(), held)
+                    .await
+                    .map(Started::Replay);
+            }
             WriteOutcome::Stale => {
                 return Err(A2aError::internal(
                     "a task with the new task's id exists already",
@@ -252,7 +246,7 @@ impl RequestHandler {
             .registry
             .begin_turn(&tenant, &task, 1, ctx.creator());
         Ok(Started::Turn(Box::new(
-            self.launch(live, tenant, message, None, ctx, streaming, true)
+            self.launch(live, tenant, message, budget, None, ctx, streaming, true)
                 .await,
         )))
     }
@@ -263,18 +257,19 @@ impl RequestHandler {
     /// as read, so of two follow-ups racing through two processes exactly one is accepted.
     async fn continue_task(
         &self,
-        request: SendMessageRequest,
+        send: validate::ValidSend,
         ctx: &CallContext,
         id: TaskId,
         claim: Option<KeyClaim>,
         streaming: bool,
-        push: Option<&TaskPushNotificationConfig>,
     ) -> Result<Started, A2aError> {
-        let SendMessageRequest {
+        let validate::ValidSend {
             tenant,
             mut message,
+            budget,
+            push,
             ..
-        } = request;
+        } = send;
         let store = &self.inner.store;
         let push = push.map(|c| bound_push_config(c, &tenant, &id));
         if let Some(config) = &push {
@@ -289,9 +284,12 @@ impl RequestHandler {
             if let Some(claim) = &claim
                 && let Some(held) = self.inner.idempotency.holder(claim).await?
             {
-                return Ok(Started::Replay(
-                    self.inner.idempotency.replay(claim, held).await?,
-                ));
+                return self
+                    .inner
+                    .idempotency
+                    .replay_held(Some(claim), held)
+                    .await
+                    .map(Started::Replay);
             }
             if message
                 .context_id
@@ -359,13 +357,27 @@ impl RequestHandler {
                         self.inner.idempotency.claimed();
                     }
                     let turn = self
-                        .launch(live, tenant, message, Some(stored), ctx, streaming, false)
+                        .launch(
+                            live,
+                            tenant,
+                            message,
+                            budget,
+                            Some(stored),
+                            ctx,
+                            streaming,
+                            false,
+                        )
                         .await;
                     return Ok(Started::Turn(Box::new(turn)));
                 }
                 Ok(WriteOutcome::KeyHeld(held)) => {
                     self.inner.registry.end_turn(&live).await;
-                    return self.replay_held(claim.as_ref(), held).await;
+                    return self
+                        .inner
+                        .idempotency
+                        .replay_held(claim.as_ref(), held)
+                        .await
+                        .map(Started::Replay);
                 }
                 // Another process wrote first: read the task again and decide anew.
                 Ok(WriteOutcome::Stale) => self.inner.registry.end_turn(&live).await,
@@ -376,18 +388,6 @@ impl RequestHandler {
             }
         }
         Err(busy(&id))
-    }
-
-    /// The answer to a send whose key another send holds: that send's task, once it is there.
-    async fn replay_held(
-        &self,
-        claim: Option<&KeyClaim>,
-        held: ClaimOutcome,
-    ) -> Result<Started, A2aError> {
-        let claim = claim.ok_or_else(|| A2aError::internal("a key held without a claim"))?;
-        Ok(Started::Replay(
-            self.inner.idempotency.replay(claim, held).await?,
-        ))
     }
 
     /// The task as it stands, from what this process kept of it when the store has not moved
@@ -414,15 +414,13 @@ impl RequestHandler {
         live: Arc<LiveTask>,
         tenant: String,
         message: Message,
+        budget: Option<a2a_protocol_types::budget::BudgetGrant>,
         stored: Option<Task>,
         ctx: &CallContext,
         streaming: bool,
         new_task: bool,
     ) -> Turn {
         let (snapshot, events) = live.subscribe_shared().await;
-        let budget = a2a_protocol_types::budget::budget_of(&message)
-            .ok()
-            .flatten();
         let turn_ctx = RequestContext {
             message,
             task_id: live.task_id.clone(),
@@ -499,35 +497,6 @@ impl RequestHandler {
             span,
         ));
     }
-
-    /// Answers a unary retry the way the original was answered.
-    async fn answer_replay(
-        &self,
-        tenant: &str,
-        task: Task,
-        immediate: bool,
-        history: Option<usize>,
-        deadline: Option<tokio::time::Instant>,
-    ) -> Result<SendMessageResponse, A2aError> {
-        if let Some(reply) = direct_reply(&task) {
-            return Ok(SendMessageResponse::Message(reply.clone()));
-        }
-        if immediate || task.status.state.is_settled() {
-            let mut task = task;
-            task.truncate_history(history);
-            return Ok(SendMessageResponse::Task(task));
-        }
-        let id = task.id.clone();
-        let events = self.follow(tenant, task, None, EndsAt::Settled).await;
-        let last = until(deadline, events.fold(None, |_, e| async { Some(e) })).await;
-        if let Some(Some(StreamResponse::Message(message))) = last {
-            return Ok(SendMessageResponse::Message(message));
-        }
-        // The caller's own key led here, so the task is the caller's.
-        let mut task = self.load(tenant, &id, &CallContext::default()).await?;
-        task.truncate_history(history);
-        Ok(SendMessageResponse::Task(task))
-    }
 }
 
 /// A task as a follow-up finds it: the task, shared, and its turn.
@@ -581,7 +550,7 @@ pub(crate) enum SendAnswer {
 
 impl SendAnswer {
     /// The task, cut to the requested history (which needs a copy only when it cuts).
-    fn task(task: Arc<Task>, history: Option<usize>) -> Self {
+    pub(crate) fn task(task: Arc<Task>, history: Option<usize>) -> Self {
         match history {
             Some(n) if n < task.history.len() => {
                 // The task without its history, then the messages kept: a long history is
@@ -659,7 +628,7 @@ fn turn_stream(turn: Turn, history: Option<usize>) -> EventStream {
 
 /// `work`'s output, or `None` once `deadline` passes first. Not an `async fn`, which would hold
 /// `work` twice in its state.
-fn until<T>(
+pub(crate) fn until<T>(
     deadline: Option<tokio::time::Instant>,
     work: impl std::future::Future<Output = T>,
 ) -> impl std::future::Future<Output = Option<T>> {
@@ -673,11 +642,10 @@ fn until<T>(
 /// A config sent with a message, bound to the message's task: without an id it takes the
 /// task's, so a retried send replaces it rather than adding a second.
 fn bound_push_config(
-    config: &TaskPushNotificationConfig,
+    mut config: TaskPushNotificationConfig,
     tenant: &str,
     task_id: &TaskId,
 ) -> TaskPushNotificationConfig {
-    let mut config = config.clone();
     config.task_id = task_id.clone();
     config.tenant = tenant.to_owned();
     if config.id.is_empty() {

@@ -1,11 +1,12 @@
 //! Checks on request parameters, with errors that name the field and say what is allowed.
 
-use a2a_protocol_types::{
-    A2aError, AgentCard, ErrorKind, ListTasksRequest, Message, MessageRole, TaskId, TaskState,
-};
-
-use a2a_protocol_types::budget::budget_of;
+use a2a_protocol_types::budget::{BudgetGrant, budget_of};
 use a2a_protocol_types::lease::{Lease, lease_of};
+use a2a_protocol_types::push::TaskPushNotificationConfig;
+use a2a_protocol_types::{
+    A2aError, AgentCard, ErrorKind, ListTasksRequest, Message, MessageRole, SendMessageRequest,
+    TaskId, TaskState,
+};
 
 use crate::store::{PageCursor, TaskQuery};
 
@@ -160,27 +161,60 @@ pub(crate) fn content_types(message: &Message, card: &AgentCard) -> Result<(), A
     Ok(())
 }
 
-/// The message's lease, checked; `None` when it has none or the agent has no lease support
-/// (a lease is then plain metadata).
-pub(crate) fn lease(
-    message: &Message,
-    leases: Option<&super::leases::Leases>,
-) -> Result<Option<Lease>, A2aError> {
-    let Some(leases) = leases else {
-        return Ok(None);
-    };
-    let lease = lease_of(message).map_err(|e| field_error("message.metadata", e.to_string()))?;
-    if let Some(lease) = &lease {
-        leases.check(lease)?;
-    }
-    Ok(lease)
+/// A send's request, checked once, with what it carries parsed once: how to answer, the
+/// message's lease and budget, and the push config sent with it. (Its idempotency key is
+/// [`crate::idempotency`]'s to read.)
+pub(crate) struct ValidSend {
+    pub(crate) tenant: String,
+    pub(crate) message: Message,
+    /// How many history messages the answer keeps; `None` for all.
+    pub(crate) history: Option<usize>,
+    /// The caller asked for the task before it settles.
+    pub(crate) immediate: bool,
+    /// The message's lease, when the agent grants leases (else it is plain metadata).
+    pub(crate) lease: Option<Lease>,
+    pub(crate) budget: Option<BudgetGrant>,
+    pub(crate) push: Option<TaskPushNotificationConfig>,
 }
 
-/// The message's budget grant must be well-formed when present.
-pub(crate) fn budget(message: &Message) -> Result<(), A2aError> {
-    budget_of(message)
-        .map(drop)
-        .map_err(|e| field_error("message.metadata", e.to_string()))
+/// Checks a send's request for `card`'s agent (`leases` when it grants them).
+pub(crate) fn send(
+    request: SendMessageRequest,
+    card: &AgentCard,
+    leases: Option<&super::leases::Leases>,
+) -> Result<ValidSend, A2aError> {
+    let history = history_length(request.history_length())?;
+    let immediate = request.returns_immediately();
+    let SendMessageRequest {
+        tenant: tenant_name,
+        message: sent,
+        configuration,
+        ..
+    } = request;
+    tenant(&tenant_name)?;
+    message(&sent)?;
+    content_types(&sent, card)?;
+    let lease = match leases {
+        None => None,
+        Some(leases) => {
+            let lease =
+                lease_of(&sent).map_err(|e| field_error("message.metadata", e.to_string()))?;
+            if let Some(lease) = &lease {
+                leases.check(lease)?;
+            }
+            lease
+        }
+    };
+    let budget = budget_of(&sent).map_err(|e| field_error("message.metadata", e.to_string()))?;
+    Ok(ValidSend {
+        tenant: tenant_name,
+        message: sent,
+        history,
+        immediate,
+        lease,
+        budget,
+        push: configuration.and_then(|c| c.task_push_notification_config),
+    })
 }
 
 /// A validated `ListTasks` query.
