@@ -370,13 +370,7 @@ async fn an_async_request_hook_signs_requests_and_a_refusal_sends_nothing() {
 /// keeps what each attempt carried.
 #[derive(Default)]
 struct FlakyTransport {
-    attempts: Mutex<
-        Vec<(
-            a2a_protocol_client::Operation,
-            serde_json::Value,
-            http::HeaderMap,
-        )>,
-    >,
+    attempts: Mutex<Vec<(a2a_protocol_client::Call, http::HeaderMap)>>,
 }
 
 #[async_trait::async_trait]
@@ -392,14 +386,10 @@ impl a2a_protocol_client::Transport for FlakyTransport {
     async fn unary(
         &self,
         request: a2a_protocol_client::TransportRequest<'_>,
-    ) -> Result<serde_json::Value, ClientError> {
+    ) -> Result<a2a_protocol_client::Answer, ClientError> {
         let first = {
             let mut attempts = self.attempts.lock().unwrap_or_else(|e| e.into_inner());
-            attempts.push((
-                request.operation,
-                request.params.clone(),
-                request.headers.clone(),
-            ));
+            attempts.push((request.call.clone(), request.headers.clone()));
             attempts.len() == 1
         };
         if first {
@@ -413,7 +403,9 @@ impl a2a_protocol_client::Transport for FlakyTransport {
             "c-1",
             a2a_protocol_types::TaskStatus::new(a2a_protocol_types::TaskState::Completed),
         );
-        Ok(serde_json::to_value(a2a_protocol_types::SendMessageResponse::Task(task)).unwrap())
+        Ok(a2a_protocol_client::Answer::Sent(
+            a2a_protocol_types::SendMessageResponse::Task(task),
+        ))
     }
 
     async fn open_stream(
@@ -451,10 +443,12 @@ async fn a_custom_transport_gets_the_tenant_and_headers_and_is_retried() {
     );
     let attempts = transport.attempts.lock().unwrap_or_else(|e| e.into_inner());
     assert_eq!(attempts.len(), 2, "a not-sent failure is retried");
-    for (operation, params, headers) in attempts.iter() {
-        assert_eq!(*operation, a2a_protocol_client::Operation::SendMessage);
-        assert_eq!(params["tenant"], "acme");
-        assert_eq!(params["message"]["parts"][0]["text"], "hi");
+    for (call, headers) in attempts.iter() {
+        let a2a_protocol_client::Call::SendMessage(sent) = call else {
+            panic!("a send, got {call:?}");
+        };
+        assert_eq!(sent.tenant, "acme");
+        assert_eq!(sent.message.text(), "hi");
         assert_eq!(headers["a2a-version"], "1.0");
         assert_eq!(headers["x-team"], "payments");
         assert_eq!(headers["x-signed"], "yes");

@@ -400,7 +400,7 @@ impl ClientBuilder {
     /// used; a card still tells whether the agent honours keys.
     ///
     /// ```
-    /// use a2a_protocol_client::{ClientBuilder, ClientError, EventStream, Transport, TransportRequest};
+    /// use a2a_protocol_client::{Answer, ClientBuilder, ClientError, EventStream, Transport, TransportRequest};
     ///
     /// struct Offline;
     ///
@@ -412,7 +412,7 @@ impl ClientBuilder {
     ///     fn url(&self) -> &str {
     ///         "offline:"
     ///     }
-    ///     async fn unary(&self, _: TransportRequest<'_>) -> Result<serde_json::Value, ClientError> {
+    ///     async fn unary(&self, _: TransportRequest<'_>) -> Result<Answer, ClientError> {
     ///         Err(ClientError::Config("offline".into()))
     ///     }
     ///     async fn open_stream(&self, _: TransportRequest<'_>) -> Result<EventStream, ClientError> {

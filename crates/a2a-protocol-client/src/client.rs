@@ -16,15 +16,14 @@ use a2a_protocol_types::{
 };
 use futures::{Stream, StreamExt};
 use http::{HeaderMap, HeaderValue};
-use serde::Serialize;
-use serde::de::DeserializeOwned;
-use serde_json::Value;
 use tokio::time::Instant;
 
 use crate::error::ClientError;
 use crate::operation::Operation;
 use crate::retry::{RetryPolicy, may_retry, next_pause};
-use crate::transport::{EXTENSIONS, RequestHook, Transport, TransportRequest};
+use crate::transport::{
+    Answer, Call, EXTENSIONS, RequestHook, Transport, TransportRequest, mismatched,
+};
 
 /// A stream of a task's events, as a streaming call answers.
 ///
@@ -92,15 +91,6 @@ impl std::fmt::Debug for A2aClient {
             .field("honours_idempotency", &self.inner.honours_idempotency)
             .finish_non_exhaustive()
     }
-}
-
-fn params<T: Serialize>(request: &T) -> Result<Value, ClientError> {
-    serde_json::to_value(request)
-        .map_err(|e| ClientError::Decode(format!("request does not serialize: {e}")))
-}
-
-fn decode<T: DeserializeOwned>(value: Value) -> Result<T, ClientError> {
-    serde_json::from_value(value).map_err(|e| ClientError::Decode(e.to_string()))
 }
 
 impl A2aClient {
@@ -236,43 +226,27 @@ impl A2aClient {
     }
 
     /// One attempt of a unary call.
-    async fn unary_attempt(
-        &self,
-        operation: Operation,
-        params: &Value,
-    ) -> Result<Value, ClientError> {
+    async fn unary_attempt(&self, call: &Call) -> Result<Answer, ClientError> {
         let headers = self.attempt_headers().await?;
         self.inner
             .transport
             .unary(TransportRequest {
-                operation,
-                params,
+                call,
                 headers: &headers,
             })
             .await
     }
 
     /// One attempt at opening a stream.
-    async fn stream_attempt(
-        &self,
-        operation: Operation,
-        params: &Value,
-    ) -> Result<EventStream, ClientError> {
+    async fn stream_attempt(&self, call: &Call) -> Result<EventStream, ClientError> {
         let headers = self.attempt_headers().await?;
         self.inner
             .transport
             .open_stream(TransportRequest {
-                operation,
-                params,
+                call,
                 headers: &headers,
             })
             .await
-    }
-
-    fn tenant(&self, tenant: &mut String) {
-        if tenant.is_empty() {
-            tenant.clone_from(&self.inner.tenant);
-        }
     }
 
     /// Runs `attempt` until it succeeds or the policy says stop.
@@ -310,16 +284,20 @@ impl A2aClient {
         }
     }
 
-    async fn call<T: DeserializeOwned>(
+    /// A unary call under the client's tenant and retry policy, its answer taken by `pick`
+    /// (`None` for an answer of another kind).
+    async fn call<T>(
         &self,
-        operation: Operation,
-        params: Value,
+        mut call: Call,
         keyed: bool,
+        pick: fn(Answer) -> Option<T>,
     ) -> Result<T, ClientError> {
-        let value = self
-            .with_retries(operation, keyed, || self.unary_attempt(operation, &params))
+        call.default_tenant(&self.inner.tenant);
+        let operation = call.operation();
+        let answer = self
+            .with_retries(operation, keyed, || self.unary_attempt(&call))
             .await?;
-        decode(value)
+        pick(answer).ok_or_else(|| mismatched(operation))
     }
 
     /// `SendMessage`. A keyed send (see `idempotency::set_key`) to an agent known to honour
@@ -341,12 +319,14 @@ impl A2aClient {
     /// ```
     pub async fn send_message(
         &self,
-        mut request: SendMessageRequest,
+        request: SendMessageRequest,
     ) -> Result<SendMessageResponse, ClientError> {
-        self.tenant(&mut request.tenant);
         let keyed = matches!(key_of(&request.message), Ok(Some(_)));
-        self.call(Operation::SendMessage, params(&request)?, keyed)
-            .await
+        self.call(Call::SendMessage(request), keyed, |answer| match answer {
+            Answer::Sent(sent) => Some(sent),
+            _ => None,
+        })
+        .await
     }
 
     /// `SendStreamingMessage`. With a retry policy, a keyed stream cut before its first event is
@@ -373,19 +353,11 @@ impl A2aClient {
     /// ```
     pub async fn send_streaming_message(
         &self,
-        mut request: SendMessageRequest,
+        request: SendMessageRequest,
     ) -> Result<EventStream, ClientError> {
-        self.tenant(&mut request.tenant);
         let keyed = matches!(key_of(&request.message), Ok(Some(_)));
-        let tenant = request.tenant.clone();
-        self.resilient_stream(
-            Operation::SendStreamingMessage,
-            params(&request)?,
-            keyed,
-            tenant,
-            None,
-        )
-        .await
+        self.resilient_stream(Call::SendStreamingMessage(request), keyed, None)
+            .await
     }
 
     /// `GetTask`.
@@ -405,10 +377,8 @@ impl A2aClient {
     /// # Ok(())
     /// # }
     /// ```
-    pub async fn get_task(&self, mut request: GetTaskRequest) -> Result<Task, ClientError> {
-        self.tenant(&mut request.tenant);
-        self.call(Operation::GetTask, params(&request)?, false)
-            .await
+    pub async fn get_task(&self, request: GetTaskRequest) -> Result<Task, ClientError> {
+        self.call(Call::GetTask(request), false, task).await
     }
 
     /// `ListTasks`.
@@ -436,11 +406,13 @@ impl A2aClient {
     /// ```
     pub async fn list_tasks(
         &self,
-        mut request: ListTasksRequest,
+        request: ListTasksRequest,
     ) -> Result<ListTasksResponse, ClientError> {
-        self.tenant(&mut request.tenant);
-        self.call(Operation::ListTasks, params(&request)?, false)
-            .await
+        self.call(Call::ListTasks(request), false, |answer| match answer {
+            Answer::Tasks(tasks) => Some(tasks),
+            _ => None,
+        })
+        .await
     }
 
     /// `CancelTask`.
@@ -457,10 +429,8 @@ impl A2aClient {
     /// # Ok(())
     /// # }
     /// ```
-    pub async fn cancel_task(&self, mut request: CancelTaskRequest) -> Result<Task, ClientError> {
-        self.tenant(&mut request.tenant);
-        self.call(Operation::CancelTask, params(&request)?, false)
-            .await
+    pub async fn cancel_task(&self, request: CancelTaskRequest) -> Result<Task, ClientError> {
+        self.call(Call::CancelTask(request), false, task).await
     }
 
     /// `SubscribeToTask`: the task, then its events until it settles; resumes after a cut when
@@ -485,19 +455,11 @@ impl A2aClient {
     /// ```
     pub async fn subscribe_to_task(
         &self,
-        mut request: SubscribeToTaskRequest,
+        request: SubscribeToTaskRequest,
     ) -> Result<EventStream, ClientError> {
-        self.tenant(&mut request.tenant);
         let id = request.id.clone();
-        let tenant = request.tenant.clone();
-        self.resilient_stream(
-            Operation::SubscribeToTask,
-            params(&request)?,
-            false,
-            tenant,
-            Some(id),
-        )
-        .await
+        self.resilient_stream(Call::SubscribeToTask(request), false, Some(id))
+            .await
     }
 
     /// `CreateTaskPushNotificationConfig`.
@@ -518,13 +480,12 @@ impl A2aClient {
     /// ```
     pub async fn create_task_push_notification_config(
         &self,
-        mut request: TaskPushNotificationConfig,
+        request: TaskPushNotificationConfig,
     ) -> Result<TaskPushNotificationConfig, ClientError> {
-        self.tenant(&mut request.tenant);
         self.call(
-            Operation::CreateTaskPushNotificationConfig,
-            params(&request)?,
+            Call::CreateTaskPushNotificationConfig(request),
             false,
+            push_config,
         )
         .await
     }
@@ -545,13 +506,12 @@ impl A2aClient {
     /// ```
     pub async fn get_task_push_notification_config(
         &self,
-        mut request: GetTaskPushNotificationConfigRequest,
+        request: GetTaskPushNotificationConfigRequest,
     ) -> Result<TaskPushNotificationConfig, ClientError> {
-        self.tenant(&mut request.tenant);
         self.call(
-            Operation::GetTaskPushNotificationConfig,
-            params(&request)?,
+            Call::GetTaskPushNotificationConfig(request),
             false,
+            push_config,
         )
         .await
     }
@@ -572,14 +532,13 @@ impl A2aClient {
     /// ```
     pub async fn list_task_push_notification_configs(
         &self,
-        mut request: ListTaskPushNotificationConfigsRequest,
+        request: ListTaskPushNotificationConfigsRequest,
     ) -> Result<ListTaskPushNotificationConfigsResponse, ClientError> {
-        self.tenant(&mut request.tenant);
-        self.call(
-            Operation::ListTaskPushNotificationConfigs,
-            params(&request)?,
-            false,
-        )
+        let call = Call::ListTaskPushNotificationConfigs(request);
+        self.call(call, false, |answer| match answer {
+            Answer::PushConfigs(configs) => Some(configs),
+            _ => None,
+        })
         .await
     }
 
@@ -599,17 +558,14 @@ impl A2aClient {
     /// ```
     pub async fn delete_task_push_notification_config(
         &self,
-        mut request: DeleteTaskPushNotificationConfigRequest,
+        request: DeleteTaskPushNotificationConfigRequest,
     ) -> Result<(), ClientError> {
-        self.tenant(&mut request.tenant);
-        let _: Value = self
-            .call(
-                Operation::DeleteTaskPushNotificationConfig,
-                params(&request)?,
-                false,
-            )
-            .await?;
-        Ok(())
+        let call = Call::DeleteTaskPushNotificationConfig(request);
+        self.call(call, false, |answer| match answer {
+            Answer::Deleted => Some(()),
+            _ => None,
+        })
+        .await
     }
 
     /// `GetExtendedAgentCard`.
@@ -628,30 +584,34 @@ impl A2aClient {
     /// ```
     pub async fn get_extended_agent_card(
         &self,
-        mut request: GetExtendedAgentCardRequest,
+        request: GetExtendedAgentCardRequest,
     ) -> Result<AgentCard, ClientError> {
-        self.tenant(&mut request.tenant);
-        self.call(Operation::GetExtendedAgentCard, params(&request)?, false)
-            .await
+        self.call(
+            Call::GetExtendedAgentCard(request),
+            false,
+            |answer| match answer {
+                Answer::AgentCard(card) => Some(card),
+                _ => None,
+            },
+        )
+        .await
     }
 
     async fn resilient_stream(
         &self,
-        operation: Operation,
-        params: Value,
+        mut call: Call,
         keyed: bool,
-        tenant: String,
         task_id: Option<TaskId>,
     ) -> Result<EventStream, ClientError> {
+        call.default_tenant(&self.inner.tenant);
+        let operation = call.operation();
         let first = self
-            .with_retries(operation, keyed, || self.stream_attempt(operation, &params))
+            .with_retries(operation, keyed, || self.stream_attempt(&call))
             .await?;
         let state = Resilient {
             client: self.clone(),
-            operation,
-            params,
+            call,
             keyed,
-            tenant,
             task_id,
             current: Some(first),
             finished: false,
@@ -666,14 +626,29 @@ impl A2aClient {
     }
 }
 
+/// A task answer (`GetTask`, `CancelTask`).
+fn task(answer: Answer) -> Option<Task> {
+    match answer {
+        Answer::Task(task) => Some(task),
+        _ => None,
+    }
+}
+
+/// A push config answer (create, get).
+fn push_config(answer: Answer) -> Option<TaskPushNotificationConfig> {
+    match answer {
+        Answer::PushConfig(config) => Some(config),
+        _ => None,
+    }
+}
+
 /// A stream that survives cuts: it re-sends a keyed send cut before its first event, and
 /// resumes any stream whose task is known with `SubscribeToTask`.
 struct Resilient {
     client: A2aClient,
-    operation: Operation,
-    params: Value,
+    /// The call that opened the stream, tenant set.
+    call: Call,
     keyed: bool,
-    tenant: String,
     task_id: Option<TaskId>,
     current: Option<EventStream>,
     finished: bool,
@@ -707,7 +682,7 @@ impl Resilient {
             let (operation, keyed) = match &self.task_id {
                 Some(_) => (Operation::SubscribeToTask, false),
                 None => (
-                    self.operation,
+                    self.call.operation(),
                     self.keyed && self.client.inner.honours_idempotency,
                 ),
             };
@@ -721,11 +696,18 @@ impl Resilient {
             };
             tokio::time::sleep(pause).await;
             self.retries += 1;
-            let params = match &self.task_id {
-                Some(id) => serde_json::json!({ "id": id, "tenant": self.tenant }),
-                None => self.params.clone(),
+            let resumed;
+            let call = match &self.task_id {
+                Some(id) => {
+                    resumed = Call::SubscribeToTask(SubscribeToTaskRequest {
+                        tenant: self.call.tenant().to_owned(),
+                        id: id.clone(),
+                    });
+                    &resumed
+                }
+                None => &self.call,
             };
-            match self.client.stream_attempt(operation, &params).await {
+            match self.client.stream_attempt(call).await {
                 Ok(events) => {
                     self.current = Some(events);
                     return Box::pin(self.next()).await;
@@ -738,7 +720,7 @@ impl Resilient {
                     self.finished = true;
                     let id = self.task_id.clone().unwrap_or_default();
                     let request = GetTaskRequest {
-                        tenant: self.tenant.clone(),
+                        tenant: self.call.tenant().to_owned(),
                         id,
                         history_length: None,
                     };

@@ -47,4 +47,4 @@ pub use client::{A2aClient, EventStream};
 pub use error::{ClientError, FailureClass, Phase};
 pub use operation::Operation;
 pub use retry::RetryPolicy;
-pub use transport::{Binding, RequestHook, Transport, TransportRequest};
+pub use transport::{Answer, Binding, Call, RequestHook, Transport, TransportRequest};

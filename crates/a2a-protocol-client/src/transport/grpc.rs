@@ -1,6 +1,6 @@
-//! The gRPC binding (`lf.a2a.v1.A2AService`) as a [`Transport`]: each call's A2A request is
-//! converted to its proto message, sent over a `tonic` channel with the attempt's headers as
-//! metadata, and the answer converted back. A status the agent answered is its A2A error; a
+//! The gRPC binding (`lf.a2a.v1.A2AService`) as a [`Transport`]: each call's request is
+//! converted to its proto message once, sent over a `tonic` channel with the attempt's headers
+//! as metadata, and the answer converted back once. A status the agent answered is its A2A error; a
 //! status made on this side (no connection, a cut stream) is a transport failure, told apart
 //! by whether the request could have reached the agent.
 
@@ -13,12 +13,9 @@ use a2a_protocol_grpc::pb::a2a_service_client::A2aServiceClient;
 use a2a_protocol_types as types;
 use futures::{Stream, StreamExt};
 use http::HeaderMap;
-use serde::Serialize;
-use serde::de::DeserializeOwned;
-use serde_json::Value;
 use tonic::transport::{Channel, Endpoint};
 
-use super::{Timeouts, Transport, TransportRequest, next_within};
+use super::{Answer, Call, Timeouts, Transport, TransportRequest, next_within};
 use crate::auth::Placed;
 use crate::client::EventStream;
 use crate::error::{ClientError, Phase};
@@ -94,21 +91,19 @@ impl GrpcTransport {
         Ok(request)
     }
 
-    /// One unary rpc: `params` read as `Req`, sent as its proto form `P` by `rpc`, and the
-    /// proto answer `R` returned as `Res` in its A2A JSON form.
-    async fn call<Req, P, R, Res, Fut>(
+    /// One unary rpc: `message` sent by `rpc`, and its proto answer `R` read as `Res`.
+    async fn call<P, R, Res, Fut>(
         &self,
-        request: &TransportRequest<'_>,
+        message: P,
+        headers: &HeaderMap,
         rpc: impl FnOnce(A2aServiceClient<Channel>, tonic::Request<P>) -> Fut,
-    ) -> Result<Value, ClientError>
+    ) -> Result<Res, ClientError>
     where
-        Req: DeserializeOwned + Into<P>,
-        Res: TryFrom<R> + Serialize,
+        Res: TryFrom<R>,
         <Res as TryFrom<R>>::Error: Display,
         Fut: Future<Output = Result<tonic::Response<R>, tonic::Status>>,
     {
-        let message: P = read::<Req>(request.params)?.into();
-        let outgoing = self.request(message, request.headers).await?;
+        let outgoing = self.request(message, headers).await?;
         let answer = rpc(self.client(), outgoing);
         let answer = match self.timeouts.request {
             Some(limit) => {
@@ -121,9 +116,8 @@ impl GrpcTransport {
             None => answer.await,
         };
         let answer = answer.map_err(|status| failure(status, Phase::Request))?;
-        let answer = Res::try_from(answer.into_inner())
-            .map_err(|e| ClientError::Decode(format!("the agent's gRPC answer: {e}")))?;
-        serde_json::to_value(answer).map_err(|e| ClientError::Decode(e.to_string()))
+        Res::try_from(answer.into_inner())
+            .map_err(|e| ClientError::Decode(format!("the agent's gRPC answer: {e}")))
     }
 }
 
@@ -137,98 +131,103 @@ impl Transport for GrpcTransport {
         &self.url
     }
 
-    async fn unary(&self, request: TransportRequest<'_>) -> Result<Value, ClientError> {
-        use types::push::{ListTaskPushNotificationConfigsResponse, TaskPushNotificationConfig};
-        use types::*;
-        match request.operation {
-            Operation::SendMessage => {
-                self.call::<SendMessageRequest, _, _, SendMessageResponse, _>(
-                    &request,
+    async fn unary(&self, request: TransportRequest<'_>) -> Result<Answer, ClientError> {
+        let headers = request.headers;
+        Ok(match request.call {
+            Call::SendMessage(r) => Answer::Sent(
+                self.call(
+                    pb::SendMessageRequest::from(r.clone()),
+                    headers,
                     |mut c, r| async move { c.send_message(r).await },
                 )
-                .await
-            }
-            Operation::GetTask => {
-                self.call::<GetTaskRequest, _, _, Task, _>(&request, |mut c, r| async move {
-                    c.get_task(r).await
-                })
-                .await
-            }
-            Operation::ListTasks => {
-                self.call::<ListTasksRequest, _, _, ListTasksResponse, _>(
-                    &request,
+                .await?,
+            ),
+            Call::GetTask(r) => Answer::Task(
+                self.call(
+                    pb::GetTaskRequest::from(r.clone()),
+                    headers,
+                    |mut c, r| async move { c.get_task(r).await },
+                )
+                .await?,
+            ),
+            Call::ListTasks(r) => Answer::Tasks(
+                self.call(
+                    pb::ListTasksRequest::from(r.clone()),
+                    headers,
                     |mut c, r| async move { c.list_tasks(r).await },
                 )
-                .await
-            }
-            Operation::CancelTask => {
-                self.call::<CancelTaskRequest, _, _, Task, _>(&request, |mut c, r| async move {
-                    c.cancel_task(r).await
-                })
-                .await
-            }
-            Operation::CreateTaskPushNotificationConfig => {
-                self.call::<TaskPushNotificationConfig, _, _, TaskPushNotificationConfig, _>(
-                    &request,
+                .await?,
+            ),
+            Call::CancelTask(r) => Answer::Task(
+                self.call(
+                    pb::CancelTaskRequest::from(r.clone()),
+                    headers,
+                    |mut c, r| async move { c.cancel_task(r).await },
+                )
+                .await?,
+            ),
+            Call::CreateTaskPushNotificationConfig(r) => Answer::PushConfig(
+                self.call(
+                    pb::TaskPushNotificationConfig::from(r.clone()),
+                    headers,
                     |mut c, r| async move { c.create_task_push_notification_config(r).await },
                 )
-                .await
-            }
-            Operation::GetTaskPushNotificationConfig => {
-                self.call::<GetTaskPushNotificationConfigRequest, _, _, TaskPushNotificationConfig, _>(
-                    &request,
+                .await?,
+            ),
+            Call::GetTaskPushNotificationConfig(r) => Answer::PushConfig(
+                self.call(
+                    pb::GetTaskPushNotificationConfigRequest::from(r.clone()),
+                    headers,
                     |mut c, r| async move { c.get_task_push_notification_config(r).await },
                 )
-                .await
-            }
-            Operation::ListTaskPushNotificationConfigs => {
-                self.call::<
-                    ListTaskPushNotificationConfigsRequest,
-                    _,
-                    _,
-                    ListTaskPushNotificationConfigsResponse,
-                    _,
-                >(&request, |mut c, r| async move {
-                    c.list_task_push_notification_configs(r).await
-                })
-                .await
-            }
-            Operation::DeleteTaskPushNotificationConfig => {
-                self.call::<DeleteTaskPushNotificationConfigRequest, _, _, (), _>(
-                    &request,
-                    |mut c, r| async move { c.delete_task_push_notification_config(r).await },
+                .await?,
+            ),
+            Call::ListTaskPushNotificationConfigs(r) => Answer::PushConfigs(
+                self.call(
+                    pb::ListTaskPushNotificationConfigsRequest::from(r.clone()),
+                    headers,
+                    |mut c, r| async move { c.list_task_push_notification_configs(r).await },
                 )
-                .await
+                .await?,
+            ),
+            Call::DeleteTaskPushNotificationConfig(r) => {
+                let () = self
+                    .call(
+                        pb::DeleteTaskPushNotificationConfigRequest::from(r.clone()),
+                        headers,
+                        |mut c, r| async move { c.delete_task_push_notification_config(r).await },
+                    )
+                    .await?;
+                Answer::Deleted
             }
-            Operation::GetExtendedAgentCard => {
-                self.call::<GetExtendedAgentCardRequest, _, _, AgentCard, _>(
-                    &request,
+            Call::GetExtendedAgentCard(r) => Answer::AgentCard(
+                self.call(
+                    pb::GetExtendedAgentCardRequest::from(r.clone()),
+                    headers,
                     |mut c, r| async move { c.get_extended_agent_card(r).await },
                 )
-                .await
+                .await?,
+            ),
+            Call::SendStreamingMessage(_) | Call::SubscribeToTask(_) => {
+                return Err(not_unary(request.operation()));
             }
-            Operation::SendStreamingMessage | Operation::SubscribeToTask => Err(not_unary(
-                request.operation,
-            )),
-        }
+        })
     }
 
     async fn open_stream(&self, request: TransportRequest<'_>) -> Result<EventStream, ClientError> {
         let mut client = self.client();
-        let opened = match request.operation {
-            Operation::SendStreamingMessage => {
-                let message: pb::SendMessageRequest =
-                    read::<types::SendMessageRequest>(request.params)?.into();
+        let opened = match request.call {
+            Call::SendStreamingMessage(r) => {
+                let message = pb::SendMessageRequest::from(r.clone());
                 let outgoing = self.request(message, request.headers).await?;
                 client.send_streaming_message(outgoing).await
             }
-            Operation::SubscribeToTask => {
-                let message: pb::SubscribeToTaskRequest =
-                    read::<types::SubscribeToTaskRequest>(request.params)?.into();
+            Call::SubscribeToTask(r) => {
+                let message = pb::SubscribeToTaskRequest::from(r.clone());
                 let outgoing = self.request(message, request.headers).await?;
                 client.subscribe_to_task(outgoing).await
             }
-            other => return Err(not_unary(other)),
+            other => return Err(not_unary(other.operation())),
         };
         let events = opened.map_err(|status| failure(status, Phase::Request))?;
         Ok(events_of(events.into_inner(), self.timeouts.stream_idle))
@@ -240,12 +239,6 @@ fn not_unary(operation: Operation) -> ClientError {
         "{} is not called this way over gRPC (a stream and a unary call are different rpcs)",
         operation.method()
     ))
-}
-
-/// The call's request, as the client serialized it.
-fn read<T: DeserializeOwned>(params: &Value) -> Result<T, ClientError> {
-    T::deserialize(params)
-        .map_err(|e| ClientError::Config(format!("the request cannot be sent over gRPC: {e}")))
 }
 
 /// A failed rpc as a client error. A status with no cause on this side is the agent's (or a

@@ -1,7 +1,10 @@
 //! How a client reaches an agent: the [`Transport`] trait, one attempt of a unary call or the
 //! opening of an event stream, and its HTTP implementation for the JSON-RPC and HTTP+JSON
-//! bindings. Retries, tenants and headers live above this layer.
+//! bindings. Retries, tenants and headers live above this layer. A call travels typed
+//! ([`Call`], [`Answer`]): a JSON binding writes its request straight to the body's bytes and
+//! reads the answer straight from them, gRPC converts each way once.
 
+mod call;
 #[cfg(feature = "grpc")]
 mod grpc;
 mod jsonrpc;
@@ -12,11 +15,13 @@ use std::time::Duration;
 
 use a2a_protocol_types::A2aError;
 use http::{HeaderMap, HeaderValue};
-use serde_json::Value;
+use serde::de::DeserializeOwned;
 
 use crate::client::EventStream;
 use crate::error::ClientError;
 use crate::operation::Operation;
+pub(crate) use call::mismatched;
+pub use call::{Answer, Call};
 #[cfg(feature = "grpc")]
 pub(crate) use grpc::GrpcTransport;
 pub(crate) use over_http::{HttpBinding, HttpTransport, Timeouts};
@@ -80,7 +85,7 @@ impl<T: Transport + ?Sized> Transport for std::sync::Arc<T> {
         (**self).url()
     }
 
-    async fn unary(&self, request: TransportRequest<'_>) -> Result<Value, ClientError> {
+    async fn unary(&self, request: TransportRequest<'_>) -> Result<Answer, ClientError> {
         (**self).unary(request).await
     }
 
@@ -136,13 +141,17 @@ impl Binding {
 #[derive(Debug)]
 #[non_exhaustive]
 pub struct TransportRequest<'a> {
-    /// The operation.
-    pub operation: Operation,
-    /// Its request in the A2A JSON form (the proto message's JSON mapping, as
-    /// `a2a_protocol_types` serializes it), `tenant` included.
-    pub params: &'a Value,
+    /// The call, its request typed, `tenant` included.
+    pub call: &'a Call,
     /// The headers of this attempt.
     pub headers: &'a HeaderMap,
+}
+
+impl TransportRequest<'_> {
+    /// The operation called.
+    pub fn operation(&self) -> Operation {
+        self.call.operation()
+    }
 }
 
 /// How a client reaches an agent: one attempt of a unary call, or the opening of an event
@@ -156,7 +165,9 @@ pub struct TransportRequest<'a> {
 /// implement it; give the client another with [`crate::ClientBuilder::with_transport`].
 ///
 /// ```
-/// use a2a_protocol_client::{ClientBuilder, ClientError, EventStream, Phase, Transport, TransportRequest};
+/// use a2a_protocol_client::{
+///     Answer, Call, ClientBuilder, ClientError, EventStream, Phase, Transport, TransportRequest,
+/// };
 /// use a2a_protocol_types::{Message, SendMessageRequest, SendMessageResponse};
 ///
 /// /// An agent in the same process, reached without a network.
@@ -172,9 +183,16 @@ pub struct TransportRequest<'a> {
 ///         "in-process:echo"
 ///     }
 ///
-///     async fn unary(&self, request: TransportRequest<'_>) -> Result<serde_json::Value, ClientError> {
-///         let message = request.params["message"].clone();
-///         Ok(serde_json::json!({ "message": message }))
+///     async fn unary(&self, request: TransportRequest<'_>) -> Result<Answer, ClientError> {
+///         match request.call {
+///             Call::SendMessage(send) => {
+///                 Ok(Answer::Sent(SendMessageResponse::Message(send.message.clone())))
+///             }
+///             other => Err(ClientError::Transport {
+///                 phase: Phase::Connect,
+///                 message: format!("{} is not served here", other.operation().method()),
+///             }),
+///         }
 ///     }
 ///
 ///     async fn open_stream(&self, _request: TransportRequest<'_>) -> Result<EventStream, ClientError> {
@@ -198,12 +216,45 @@ pub trait Transport: Send + Sync + 'static {
     /// The endpoint it reaches.
     fn url(&self) -> &str;
 
-    /// One attempt of a unary call: the operation's response in its A2A JSON form.
-    async fn unary(&self, request: TransportRequest<'_>) -> Result<Value, ClientError>;
+    /// One attempt of a unary call: the operation's answer.
+    async fn unary(&self, request: TransportRequest<'_>) -> Result<Answer, ClientError>;
 
     /// Opens an event stream: the events, once the agent has accepted the call. An error the
     /// agent answers before the first event is returned here, not as the first item.
     async fn open_stream(&self, request: TransportRequest<'_>) -> Result<EventStream, ClientError>;
+}
+
+/// Where a JSON binding reads an answer's value from, typed.
+pub(crate) trait JsonAnswer {
+    /// The value, read as `T`, or the error the agent answered instead.
+    fn read<T: DeserializeOwned>(self) -> Result<T, ClientError>;
+}
+
+/// The answer to a unary `operation`, read from `body` as the operation's response type.
+pub(crate) fn answer_of(
+    operation: Operation,
+    body: impl JsonAnswer,
+) -> Result<Answer, ClientError> {
+    Ok(match operation {
+        Operation::SendMessage => Answer::Sent(body.read()?),
+        Operation::GetTask | Operation::CancelTask => Answer::Task(body.read()?),
+        Operation::ListTasks => Answer::Tasks(body.read()?),
+        Operation::CreateTaskPushNotificationConfig | Operation::GetTaskPushNotificationConfig => {
+            Answer::PushConfig(body.read()?)
+        }
+        Operation::ListTaskPushNotificationConfigs => Answer::PushConfigs(body.read()?),
+        Operation::DeleteTaskPushNotificationConfig => {
+            body.read::<serde::de::IgnoredAny>()?;
+            Answer::Deleted
+        }
+        Operation::GetExtendedAgentCard => Answer::AgentCard(body.read()?),
+        Operation::SendStreamingMessage | Operation::SubscribeToTask => {
+            return Err(ClientError::Config(format!(
+                "{} answers with a stream, not a unary answer",
+                operation.method()
+            )));
+        }
+    })
 }
 
 pub(crate) fn retry_after(headers: &HeaderMap) -> Option<Duration> {

@@ -7,9 +7,11 @@ use std::time::Duration;
 
 use a2a_protocol_types::StreamResponse;
 use futures::{Stream, StreamExt};
-use serde_json::Value;
 
-use super::{Binding, Transport, TransportRequest, jsonrpc, next_within, rest, retry_after};
+use super::{
+    Answer, Binding, Transport, TransportRequest, answer_of, jsonrpc, next_within, rest,
+    retry_after,
+};
 use crate::client::EventStream;
 use crate::error::{ClientError, Phase};
 use crate::sse::SseParser;
@@ -81,11 +83,12 @@ impl HttpTransport {
         let builder = match self.binding {
             HttpBinding::JsonRpc => {
                 let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-                jsonrpc::request(&self.http, &self.url, id, request.operation, request.params)
+                self.http
+                    .post(&self.url)
+                    .header(http::header::CONTENT_TYPE, "application/json")
+                    .body(jsonrpc::body(id, request.call)?)
             }
-            HttpBinding::HttpJson => {
-                rest::request(&self.http, &self.url, request.operation, request.params)?
-            }
+            HttpBinding::HttpJson => rest::request(&self.http, &self.url, request.call)?,
         };
         let builder = builder.headers(request.headers.clone());
         match &self.credentials {
@@ -94,16 +97,52 @@ impl HttpTransport {
         }
     }
 
+    /// The answer to a unary call, read as its operation's response.
     fn decode(
         &self,
+        request: &TransportRequest<'_>,
         status: u16,
         retry_after: Option<Duration>,
         body: &[u8],
-    ) -> Result<Value, ClientError> {
+    ) -> Result<Answer, ClientError> {
+        let operation = request.operation();
         match self.binding {
-            HttpBinding::JsonRpc => jsonrpc::decode(status, retry_after, body),
-            HttpBinding::HttpJson => rest::decode(status, retry_after, body),
+            HttpBinding::JsonRpc => answer_of(
+                operation,
+                jsonrpc::Answered {
+                    status,
+                    retry_after,
+                    body,
+                },
+            ),
+            HttpBinding::HttpJson => answer_of(
+                operation,
+                rest::Answered {
+                    status,
+                    retry_after,
+                    body,
+                },
+            ),
         }
+    }
+
+    /// What a stream's call answered instead of a stream: the agent's error, most often.
+    fn refusal(&self, status: u16, retry_after: Option<Duration>, body: &[u8]) -> ClientError {
+        use super::JsonAnswer;
+        let answered = match self.binding {
+            HttpBinding::JsonRpc => jsonrpc::Answered {
+                status,
+                retry_after,
+                body,
+            }
+            .read::<serde::de::IgnoredAny>()
+            .err(),
+            HttpBinding::HttpJson if (200..300).contains(&status) => None,
+            HttpBinding::HttpJson => Some(rest::error_of(status, retry_after, body)),
+        };
+        answered.unwrap_or_else(|| {
+            ClientError::Decode("expected an event stream, got a JSON answer".into())
+        })
     }
 }
 
@@ -117,7 +156,7 @@ impl Transport for HttpTransport {
         &self.url
     }
 
-    async fn unary(&self, request: TransportRequest<'_>) -> Result<Value, ClientError> {
+    async fn unary(&self, request: TransportRequest<'_>) -> Result<Answer, ClientError> {
         let mut builder = self.request(&request).await?;
         if let Some(timeout) = self.timeouts.request {
             builder = builder.timeout(timeout);
@@ -132,7 +171,7 @@ impl Transport for HttpTransport {
             .bytes()
             .await
             .map_err(|e| ClientError::from_reqwest(e, Phase::Request))?;
-        self.decode(status, retry_after, &body)
+        self.decode(&request, status, retry_after, &body)
     }
 
     async fn open_stream(&self, request: TransportRequest<'_>) -> Result<EventStream, ClientError> {
@@ -156,12 +195,7 @@ impl Transport for HttpTransport {
                 .bytes()
                 .await
                 .map_err(|e| ClientError::from_reqwest(e, Phase::Request))?;
-            return Err(self
-                .decode(status, retry_after, &body)
-                .err()
-                .unwrap_or_else(|| {
-                    ClientError::Decode("expected an event stream, got a JSON answer".into())
-                }));
+            return Err(self.refusal(status, retry_after, &body));
         }
         Ok(events(
             response.bytes_stream(),
