@@ -246,16 +246,17 @@ pub(crate) async fn dead_letters(args: DeadLettersArgs, output: Output) -> Resul
             "an in-memory store lives in its server's process: its dead letters are there",
         ));
     }
-    let dead = opened
-        .store
-        .dead_push_deliveries(args.limit)
-        .await
-        .map_err(|e| {
-            Failure::store(format!(
-                "reading the dead letters of {} failed: {e}",
-                redacted(&args.store)
-            ))
-        })?;
+    let Some(push) = opened.store.capabilities().push else {
+        return Err(Failure::usage(
+            "this store keeps no push notifications, so it has no dead letters",
+        ));
+    };
+    let dead = push.dead_push_deliveries(args.limit).await.map_err(|e| {
+        Failure::store(format!(
+            "reading the dead letters of {} failed: {e}",
+            redacted(&args.store)
+        ))
+    })?;
     let json: Vec<serde_json::Value> = dead
         .iter()
         .map(|d| {

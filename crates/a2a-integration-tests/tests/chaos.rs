@@ -18,7 +18,7 @@ use a2a_cli::fault_proxy::{Chaos, FaultCounts, FaultProxy};
 use a2a_integration_tests::support::serve;
 use a2a_protocol_client::{A2aClient, Binding, ClientBuilder, RetryPolicy};
 use a2a_protocol_server::store::{
-    InMemoryTaskStore, PostgresTaskStore, SqliteTaskStore, TaskQuery, TaskStore,
+    InMemoryTaskStore, PostgresTaskStore, SqliteTaskStore, TaskQuery, TaskStore, TaskStoreExt,
 };
 use a2a_protocol_server::{AgentExecutor, EventSink, RequestContext, RequestHandler};
 use a2a_protocol_types::idempotency::{generate_key, key_of, set_key};

@@ -37,6 +37,7 @@ use tokio::time::Instant;
 
 use crate::handler::{CallContext, EndsAt, EventStream, RequestHandler, SendAnswer, until};
 use crate::runtime::direct_reply;
+use crate::store::TaskStoreExt;
 use crate::store::{ClaimOutcome, KeyClaim, KeyScope, STORE_RETRY_AFTER, TaskStore};
 
 pub(crate) struct Idempotency {
@@ -151,7 +152,7 @@ impl Idempotency {
                 count!("replayed");
                 return Ok(Box::new(task));
             }
-            if self.store.atomic_writes() {
+            if self.store.capabilities().atomic_writes {
                 // The key and its task were written together: the task is gone because
                 // retention removed it. Never a second run.
                 count!("replayed");

@@ -8,8 +8,8 @@ use std::sync::{Arc, Mutex};
 
 use a2a_protocol_server::agents::EchoAgent;
 use a2a_protocol_server::store::{
-    ClaimOutcome, InMemoryTaskStore, KeyClaim, Loaded, StoreError, StoredTask, TaskPage, TaskQuery,
-    TaskStore, TaskWrite, WriteOutcome,
+    ClaimOutcome, InMemoryTaskStore, KeyClaim, Loaded, StoreError, TaskPage, TaskQuery, TaskStore,
+    TaskStoreExt, TaskWrite, WriteOutcome,
 };
 use a2a_protocol_server::{AgentExecutor, CallContext, EventSink, RequestContext, RequestHandler};
 use a2a_protocol_types::{
@@ -35,25 +35,16 @@ impl RecordingStore {
 
 #[async_trait]
 impl TaskStore for RecordingStore {
-    async fn get(&self, tenant: &str, id: &TaskId) -> Result<Option<Task>, StoreError> {
-        self.inner.get(tenant, id).await
-    }
-    async fn save(&self, tenant: &str, task: &Task) -> Result<(), StoreError> {
-        self.inner.save(tenant, task).await
-    }
-    async fn list(&self, tenant: &str, query: &TaskQuery) -> Result<TaskPage, StoreError> {
-        self.inner.list(tenant, query).await
-    }
-    async fn load(&self, tenant: &str, id: &TaskId) -> Result<Option<StoredTask>, StoreError> {
-        self.inner.load(tenant, id).await
-    }
-    async fn load_if_changed(
+    async fn load(
         &self,
         tenant: &str,
         id: &TaskId,
-        revision: u64,
+        known: Option<u64>,
     ) -> Result<Loaded, StoreError> {
-        self.inner.load_if_changed(tenant, id, revision).await
+        self.inner.load(tenant, id, known).await
+    }
+    async fn list(&self, tenant: &str, query: &TaskQuery) -> Result<TaskPage, StoreError> {
+        self.inner.list(tenant, query).await
     }
     async fn write(&self, write: &TaskWrite<'_>) -> Result<WriteOutcome, StoreError> {
         if !write.events.is_empty() && self.fail_next_events.swap(false, Ordering::SeqCst) {
@@ -64,9 +55,6 @@ impl TaskStore for RecordingStore {
             self.writes.lock().unwrap().push(write.events.len());
         }
         Ok(outcome)
-    }
-    fn atomic_writes(&self) -> bool {
-        true
     }
     fn supports_idempotency(&self) -> bool {
         true

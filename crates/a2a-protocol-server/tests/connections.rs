@@ -165,20 +165,21 @@ struct StuckListing(a2a_protocol_server::store::InMemoryTaskStore);
 
 #[async_trait::async_trait]
 impl a2a_protocol_server::store::TaskStore for StuckListing {
-    async fn get(
+    async fn load(
         &self,
         tenant: &str,
         id: &a2a_protocol_types::TaskId,
-    ) -> Result<Option<a2a_protocol_types::Task>, a2a_protocol_server::store::StoreError> {
-        self.0.get(tenant, id).await
+        known: Option<u64>,
+    ) -> Result<a2a_protocol_server::store::Loaded, a2a_protocol_server::store::StoreError> {
+        self.0.load(tenant, id, known).await
     }
 
-    async fn save(
+    async fn write(
         &self,
-        tenant: &str,
-        task: &a2a_protocol_types::Task,
-    ) -> Result<(), a2a_protocol_server::store::StoreError> {
-        self.0.save(tenant, task).await
+        write: &a2a_protocol_server::store::TaskWrite<'_>,
+    ) -> Result<a2a_protocol_server::store::WriteOutcome, a2a_protocol_server::store::StoreError>
+    {
+        self.0.write(write).await
     }
 
     async fn list(

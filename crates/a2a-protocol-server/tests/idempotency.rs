@@ -7,8 +7,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use a2a_protocol_server::store::{
-    ClaimOutcome, InMemoryTaskStore, KeyClaim, StoreError, TaskPage, TaskQuery, TaskStore,
-    TaskStoreConfig,
+    ClaimOutcome, InMemoryTaskStore, KeyClaim, KeyFirstStore, NonAtomicWrites, StoreError,
+    TaskPage, TaskQuery, TaskStoreConfig,
 };
 use a2a_protocol_server::{CallerIdentity, HandlerConfig, RequestHandler, ServerConfig};
 use a2a_protocol_types::{Task, TaskId};
@@ -94,20 +94,42 @@ async fn a_malformed_key_is_refused_and_nothing_runs() {
     }
 }
 
+/// Tasks in a map, saved whole: the simplest store, whose writes cannot be atomic.
+#[derive(Default)]
+struct MapStore(std::sync::Mutex<std::collections::HashMap<TaskId, Task>>);
+
+impl MapStore {
+    fn get(&self, id: &TaskId) -> Option<Task> {
+        self.0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(id)
+            .cloned()
+    }
+
+    fn save(&self, task: &Task) {
+        self.0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(task.id.clone(), task.clone());
+    }
+}
+
 /// A store that keeps tasks but has no key index: the default of the trait.
 #[derive(Default)]
-struct NoIndexStore(InMemoryTaskStore);
+struct NoIndexStore(MapStore);
 
 #[async_trait]
-impl TaskStore for NoIndexStore {
-    async fn get(&self, tenant: &str, id: &TaskId) -> Result<Option<Task>, StoreError> {
-        self.0.get(tenant, id).await
+impl KeyFirstStore for NoIndexStore {
+    async fn get(&self, _tenant: &str, id: &TaskId) -> Result<Option<Task>, StoreError> {
+        Ok(self.0.get(id))
     }
-    async fn save(&self, tenant: &str, task: &Task) -> Result<(), StoreError> {
-        self.0.save(tenant, task).await
+    async fn list(&self, _tenant: &str, _query: &TaskQuery) -> Result<TaskPage, StoreError> {
+        Ok(TaskPage::default())
     }
-    async fn list(&self, tenant: &str, query: &TaskQuery) -> Result<TaskPage, StoreError> {
-        self.0.list(tenant, query).await
+    async fn save(&self, _tenant: &str, task: &Arc<Task>) -> Result<(), StoreError> {
+        self.0.save(task);
+        Ok(())
     }
 }
 
@@ -115,7 +137,7 @@ impl TaskStore for NoIndexStore {
 async fn a_store_without_the_index_refuses_keyed_sends_and_is_not_advertised() {
     let agent = CountingAgent::new();
     let handler = RequestHandler::builder(agent.clone())
-        .with_store(Arc::new(NoIndexStore::default()))
+        .with_store(NonAtomicWrites(NoIndexStore::default()))
         .build();
     let server = serve_handler(handler).await;
     for binding in BINDINGS {
@@ -665,18 +687,20 @@ async fn keys_are_scoped_to_the_authenticated_caller() {
 }
 
 /// A store whose claim fails as busy: the send is refused as retryable and nothing runs.
-struct BusyStore(InMemoryTaskStore);
+#[derive(Default)]
+struct BusyStore(MapStore);
 
 #[async_trait]
-impl TaskStore for BusyStore {
-    async fn get(&self, tenant: &str, id: &TaskId) -> Result<Option<Task>, StoreError> {
-        self.0.get(tenant, id).await
+impl KeyFirstStore for BusyStore {
+    async fn get(&self, _tenant: &str, id: &TaskId) -> Result<Option<Task>, StoreError> {
+        Ok(self.0.get(id))
     }
-    async fn save(&self, tenant: &str, task: &Task) -> Result<(), StoreError> {
-        self.0.save(tenant, task).await
+    async fn list(&self, _tenant: &str, _query: &TaskQuery) -> Result<TaskPage, StoreError> {
+        Ok(TaskPage::default())
     }
-    async fn list(&self, tenant: &str, query: &TaskQuery) -> Result<TaskPage, StoreError> {
-        self.0.list(tenant, query).await
+    async fn save(&self, _tenant: &str, task: &Arc<Task>) -> Result<(), StoreError> {
+        self.0.save(task);
+        Ok(())
     }
     fn supports_idempotency(&self) -> bool {
         true
@@ -693,7 +717,7 @@ impl TaskStore for BusyStore {
 async fn an_overloaded_store_refuses_with_a_retryable_503() {
     let agent = CountingAgent::new();
     let handler = RequestHandler::builder(agent.clone())
-        .with_store(Arc::new(BusyStore(InMemoryTaskStore::new())))
+        .with_store(NonAtomicWrites(BusyStore::default()))
         .with_config(HandlerConfig::default())
         .build();
     let server = serve_handler(handler).await;

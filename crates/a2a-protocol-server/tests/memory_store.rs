@@ -1,13 +1,16 @@
 //! The in-memory stores' bounds: key expiry and cap, terminal-task expiry and eviction, and
 //! keys that outlive their tasks.
 
+mod common;
+
 use std::time::Duration;
 
 use a2a_protocol_server::store::{
     ClaimOutcome, InMemoryTaskStore, KeyClaim, KeyScope, StoreError, TaskQuery, TaskStore,
-    TaskStoreConfig,
+    TaskStoreConfig, TaskStoreExt,
 };
 use a2a_protocol_types::{MessageId, Task, TaskId, TaskState, TaskStatus};
+use common::stores::put;
 
 fn task(id: &str, state: TaskState) -> Task {
     Task::new(id, "ctx", TaskStatus::new(state))
@@ -187,20 +190,16 @@ async fn expired_keys_make_room_under_the_cap() {
 #[tokio::test]
 async fn the_task_cap_evicts_the_oldest_terminal_task_first_and_never_a_running_one() {
     let store = InMemoryTaskStore::with_config(TaskStoreConfig::default().with_max_tasks(3));
-    store
-        .save("", &task("running", TaskState::Working))
+    put(&store, "", task("running", TaskState::Working))
         .await
         .expect("ok");
-    store
-        .save("", &task("done-1", TaskState::Completed))
+    put(&store, "", task("done-1", TaskState::Completed))
         .await
         .expect("ok");
-    store
-        .save("", &task("done-2", TaskState::Failed))
+    put(&store, "", task("done-2", TaskState::Failed))
         .await
         .expect("ok");
-    store
-        .save("", &task("new", TaskState::Submitted))
+    put(&store, "", task("new", TaskState::Submitted))
         .await
         .expect("room made");
     assert!(
@@ -225,11 +224,10 @@ async fn the_task_cap_evicts_the_oldest_terminal_task_first_and_never_a_running_
             .expect("ok")
             .is_some()
     );
-    store
-        .save("", &task("newer", TaskState::Working))
+    put(&store, "", task("newer", TaskState::Working))
         .await
         .expect("room made");
-    let full = store.save("", &task("newest", TaskState::Working)).await;
+    let full = put(&store, "", task("newest", TaskState::Working)).await;
     assert!(
         matches!(full, Err(StoreError::CapacityExceeded(_))),
         "only running tasks left: {full:?}"
@@ -246,12 +244,10 @@ async fn terminal_tasks_expire_and_their_keys_outlive_them() {
         .claim_idempotency_key(&claim("", KEY, "m1", "t1"))
         .await
         .expect("ok");
-    store
-        .save("", &task("t1", TaskState::Completed))
+    put(&store, "", task("t1", TaskState::Completed))
         .await
         .expect("ok");
-    store
-        .save("", &task("running", TaskState::Working))
+    put(&store, "", task("running", TaskState::Working))
         .await
         .expect("ok");
     tokio::time::sleep(Duration::from_millis(40)).await;
@@ -299,12 +295,10 @@ async fn memory_stays_bounded_under_sustained_load() {
             .claim_idempotency_key(&claim("", &format!("{KEY}-{i}"), "m", &id))
             .await
             .expect("ok");
-        store
-            .save("", &task(&id, TaskState::Working))
+        put(&store, "", task(&id, TaskState::Working))
             .await
             .expect("ok");
-        store
-            .save("", &task(&id, TaskState::Completed))
+        put(&store, "", task(&id, TaskState::Completed))
             .await
             .expect("ok");
     }
@@ -323,8 +317,7 @@ async fn a_tenant_aware_store_keeps_tenants_apart_with_limits_each() {
             .with_tenant_aware(true)
             .with_max_idempotency_keys(1),
     );
-    store
-        .save("a", &task("t1", TaskState::Completed))
+    put(&store, "a", task("t1", TaskState::Completed))
         .await
         .expect("ok");
     assert!(
@@ -376,12 +369,11 @@ async fn a_tenant_aware_store_holds_a_bounded_number_of_tenants() {
     );
     // Three tenants with a running task each fill it.
     for tenant in ["a", "b", "c"] {
-        store
-            .save(tenant, &task("t-1", TaskState::Working))
+        put(&store, tenant, task("t-1", TaskState::Working))
             .await
             .expect("room");
     }
-    let refused = store.save("d", &task("t-1", TaskState::Working)).await;
+    let refused = put(&store, "d", task("t-1", TaskState::Working)).await;
     assert!(
         matches!(refused, Err(StoreError::CapacityExceeded("tenants"))),
         "{refused:?}"
@@ -391,12 +383,10 @@ async fn a_tenant_aware_store_holds_a_bounded_number_of_tenants() {
         .await;
     assert!(refused.is_err(), "a key for a new tenant is refused too");
     // A tenant whose tasks are done and gone makes room; the others stay.
-    store
-        .save("b", &task("t-1", TaskState::Completed))
+    put(&store, "b", task("t-1", TaskState::Completed))
         .await
         .expect("an update of a held tenant");
-    store
-        .save("d", &task("t-1", TaskState::Working))
+    put(&store, "d", task("t-1", TaskState::Working))
         .await
         .expect("room made by the tenant with nothing left");
     assert_eq!(store.tenant_count(), 3);
@@ -427,17 +417,14 @@ async fn task_bytes_are_bounded_and_make_room_from_finished_tasks() {
     let store = InMemoryTaskStore::with_config(
         TaskStoreConfig::default().with_max_task_bytes(3 * 1024 * 1024 + 4096),
     );
-    store
-        .save("", &megabyte("done", TaskState::Completed, 1))
+    put(&store, "", megabyte("done", TaskState::Completed, 1))
         .await
         .expect("room");
-    store
-        .save("", &megabyte("running", TaskState::Working, 1))
+    put(&store, "", megabyte("running", TaskState::Working, 1))
         .await
         .expect("room");
     // A big new task makes room by evicting the finished one, never the running one.
-    store
-        .save("", &megabyte("big", TaskState::Working, 2))
+    put(&store, "", megabyte("big", TaskState::Working, 2))
         .await
         .expect("room made from the finished task");
     assert!(store.get("", &"done".into()).await.expect("get").is_none());
@@ -449,20 +436,16 @@ async fn task_bytes_are_bounded_and_make_room_from_finished_tasks() {
             .is_some()
     );
     // With only running tasks left, a write that grows the total is refused...
-    let refused = store
-        .save("", &megabyte("more", TaskState::Working, 1))
-        .await;
+    let refused = put(&store, "", megabyte("more", TaskState::Working, 1)).await;
     assert!(
         matches!(refused, Err(StoreError::CapacityExceeded("task bytes"))),
         "{refused:?}"
     );
     // ...but one that does not grow a task passes, and a finished task frees its bytes.
-    store
-        .save("", &megabyte("running", TaskState::Completed, 1))
+    put(&store, "", megabyte("running", TaskState::Completed, 1))
         .await
         .expect("settling never grows");
-    store
-        .save("", &megabyte("more", TaskState::Working, 1))
+    put(&store, "", megabyte("more", TaskState::Working, 1))
         .await
         .expect("room from the settled task");
 }

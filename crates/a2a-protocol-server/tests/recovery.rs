@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use a2a_protocol_server::executor::Recovery;
-use a2a_protocol_server::store::{SqliteTaskStore, TaskStore};
+use a2a_protocol_server::store::{SqliteTaskStore, TaskStore, TaskStoreExt};
 use a2a_protocol_server::{
     AgentExecutor, CallContext, EventSink, HandlerConfig, RequestContext, RequestHandler,
     ServerConfig,

@@ -8,10 +8,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use a2a_protocol_server::store::{
-    ClaimOutcome, KeyClaim, KeyScope, PageCursor, RetentionPolicy, TaskQuery,
+    ClaimOutcome, KeyClaim, KeyScope, PageCursor, RetentionPolicy, TaskQuery, TaskStoreExt,
 };
 use a2a_protocol_types::{ContextId, MessageId, Task, TaskId, TaskState, TaskStatus, Timestamp};
-use common::stores::all_stores;
+use common::stores::{all_stores, put};
 
 const KEY: &str = "8f14e45fceea167a5a36dedd4bea2543";
 
@@ -54,7 +54,7 @@ async fn tasks_are_saved_read_back_and_replaced() {
         let mut task = task_at("t1", "c1", TaskState::Submitted, 1_000);
         task.history
             .push(a2a_protocol_types::Message::user_text("hello"));
-        store.save("", &task).await.expect("saved");
+        put(store, "", task.clone()).await.expect("saved");
         assert_eq!(
             store.get("", &TaskId::new("t1")).await.expect("ok"),
             Some(task.clone()),
@@ -66,7 +66,7 @@ async fn tasks_are_saved_read_back_and_replaced() {
             "a",
             vec![a2a_protocol_types::Part::text("x")],
         ));
-        store.save("", &task).await.expect("replaced");
+        put(store, "", task.clone()).await.expect("replaced");
         assert_eq!(
             store.get("", &TaskId::new("t1")).await.expect("ok"),
             Some(task),
@@ -88,10 +88,13 @@ async fn lists_filter_and_page_newest_status_first() {
             } else {
                 TaskState::Completed
             };
-            store
-                .save("", &task_at(&format!("t{i}"), context, state, 1_000 + i))
-                .await
-                .expect("saved");
+            put(
+                store,
+                "",
+                task_at(&format!("t{i}"), context, state, 1_000 + i),
+            )
+            .await
+            .expect("saved");
         }
         let all = store.list("", &query(100)).await.expect("ok");
         let ids: Vec<&str> = all.tasks.iter().map(|t| t.id.as_str()).collect();
@@ -193,11 +196,15 @@ async fn a_task_keeps_the_caller_that_created_it_and_lists_filter_on_it() {
             .write(&TaskWrite::update("", &Arc::new(done), 1))
             .await
             .expect("updated");
-        let loaded = store.load("", &mine.id).await.expect("ok").expect("there");
+        let loaded = store
+            .load_stored("", &mine.id)
+            .await
+            .expect("ok")
+            .expect("there");
         assert_eq!(loaded.caller.as_deref(), Some("alice"), "{}", s.name);
         assert_eq!(loaded.task.status.state, TaskState::Completed, "{}", s.name);
         let loaded = store
-            .load("", &anyone.id)
+            .load_stored("", &anyone.id)
             .await
             .expect("ok")
             .expect("there");
@@ -231,8 +238,7 @@ async fn a_task_keeps_the_caller_that_created_it_and_lists_filter_on_it() {
 async fn a_state_change_moves_the_task_between_filters() {
     for s in all_stores().await {
         let store = &s.store;
-        store
-            .save("", &task_at("t", "c", TaskState::Working, 1_000))
+        put(store, "", task_at("t", "c", TaskState::Working, 1_000))
             .await
             .expect("ok");
         let working = TaskQuery {
@@ -245,8 +251,7 @@ async fn a_state_change_moves_the_task_between_filters() {
             "{}",
             s.name
         );
-        store
-            .save("", &task_at("t", "c", TaskState::Completed, 2_000))
+        put(store, "", task_at("t", "c", TaskState::Completed, 2_000))
             .await
             .expect("ok");
         assert_eq!(
@@ -407,8 +412,7 @@ async fn claims_racing_releases_never_fail() {
 async fn tenants_are_isolated_where_the_store_is_tenant_aware() {
     for s in all_stores().await {
         let store = &s.store;
-        store
-            .save("acme", &task_at("t1", "c", TaskState::Working, 1_000))
+        put(store, "acme", task_at("t1", "c", TaskState::Working, 1_000))
             .await
             .expect("ok");
         let seen_by_other = store.get("globex", &TaskId::new("t1")).await.expect("ok");
@@ -459,14 +463,20 @@ async fn retention_deletes_old_terminal_tasks_then_their_keys_never_a_live_tasks
         };
         let store = &s.store;
         let tenant = "acme";
-        store
-            .save(tenant, &task_at("done", "c", TaskState::Completed, 1_000))
-            .await
-            .expect("ok");
-        store
-            .save(tenant, &task_at("running", "c", TaskState::Working, 1_000))
-            .await
-            .expect("ok");
+        put(
+            store,
+            tenant,
+            task_at("done", "c", TaskState::Completed, 1_000),
+        )
+        .await
+        .expect("ok");
+        put(
+            store,
+            tenant,
+            task_at("running", "c", TaskState::Working, 1_000),
+        )
+        .await
+        .expect("ok");
         store
             .claim_idempotency_key(&claim(tenant, None, "m-done", "done"))
             .await
@@ -570,13 +580,13 @@ async fn sweeps_work_in_bounded_batches_and_say_when_they_are_done() {
             continue;
         };
         for i in 0..5 {
-            s.store
-                .save(
-                    "",
-                    &task_at(&format!("t{i}"), "c", TaskState::Failed, 1_000),
-                )
-                .await
-                .expect("ok");
+            put(
+                &*s.store,
+                "",
+                task_at(&format!("t{i}"), "c", TaskState::Failed, 1_000),
+            )
+            .await
+            .expect("ok");
         }
         tokio::time::sleep(Duration::from_millis(30)).await;
         let policy = RetentionPolicy::default()
@@ -622,45 +632,45 @@ async fn push_configs_are_saved_replaced_paged_and_deleted_with_their_task() {
 
     for s in all_stores().await {
         let store = &s.store;
+        let push = store
+            .capabilities()
+            .push
+            .expect("every bundled store keeps push configs");
         let name = s.name;
-        assert!(store.supports_push_configs(), "{name}");
+        assert!(store.capabilities().push.is_some(), "{name}");
         let task = TaskId::new("t1");
         assert_eq!(
-            store
-                .save_push_config("acme", &push_config("t1", "a", "https://h/1"), 3)
+            push.save_push_config("acme", &push_config("t1", "a", "https://h/1"), 3)
                 .await
                 .expect("ok"),
             PushConfigSaved::TaskMissing,
             "{name}: no task, no config"
         );
-        store
-            .save("acme", &task_at("t1", "c", TaskState::Working, 1_000))
+        put(store, "acme", task_at("t1", "c", TaskState::Working, 1_000))
             .await
             .expect("ok");
         for id in ["c", "a", "b"] {
-            let saved = store
+            let saved = push
                 .save_push_config("acme", &push_config("t1", id, "https://h/1"), 3)
                 .await
                 .expect("ok");
             assert_eq!(saved, PushConfigSaved::Saved, "{name}: {id}");
         }
         assert_eq!(
-            store
-                .save_push_config("acme", &push_config("t1", "d", "https://h/1"), 3)
+            push.save_push_config("acme", &push_config("t1", "d", "https://h/1"), 3)
                 .await
                 .expect("ok"),
             PushConfigSaved::AtCap,
             "{name}: a fourth id is past the cap"
         );
         assert_eq!(
-            store
-                .save_push_config("acme", &push_config("t1", "b", "https://h/2"), 3)
+            push.save_push_config("acme", &push_config("t1", "b", "https://h/2"), 3)
                 .await
                 .expect("ok"),
             PushConfigSaved::Saved,
             "{name}: replacing one at the cap is fine"
         );
-        let b = store
+        let b = push
             .get_push_config("acme", &task, "b")
             .await
             .expect("ok")
@@ -671,7 +681,7 @@ async fn push_configs_are_saved_replaced_paged_and_deleted_with_their_task() {
             "{name}: replaced whole"
         );
         assert_eq!(
-            store.get_push_config("acme", &task, "z").await.expect("ok"),
+            push.get_push_config("acme", &task, "z").await.expect("ok"),
             None,
             "{name}"
         );
@@ -679,23 +689,23 @@ async fn push_configs_are_saved_replaced_paged_and_deleted_with_their_task() {
         let ids = |configs: Vec<a2a_protocol_types::push::TaskPushNotificationConfig>| {
             configs.into_iter().map(|c| c.id).collect::<Vec<_>>()
         };
-        let first = store
+        let first = push
             .list_push_configs("acme", &task, None, 2)
             .await
             .expect("ok");
         assert_eq!(ids(first), ["a", "b"], "{name}: in order of id");
-        let rest = store
+        let rest = push
             .list_push_configs("acme", &task, Some("b"), 2)
             .await
             .expect("ok");
         assert_eq!(ids(rest), ["c"], "{name}");
-        let other_task = store
+        let other_task = push
             .list_push_configs("acme", &TaskId::new("t2"), None, 10)
             .await
             .expect("ok");
         assert!(other_task.is_empty(), "{name}");
 
-        let other_tenant = store
+        let other_tenant = push
             .get_push_config("globex", &task, "a")
             .await
             .expect("ok");
@@ -706,20 +716,19 @@ async fn push_configs_are_saved_replaced_paged_and_deleted_with_their_task() {
         );
 
         assert!(
-            store
-                .delete_push_config("acme", &task, "a")
+            push.delete_push_config("acme", &task, "a")
                 .await
                 .expect("ok")
         );
         assert!(
-            !store
+            !push
                 .delete_push_config("acme", &task, "a")
                 .await
                 .expect("ok"),
             "{name}: deleting twice finds nothing the second time"
         );
         assert_eq!(
-            ids(store
+            ids(push
                 .list_push_configs("acme", &task, None, 10)
                 .await
                 .expect("ok")),
@@ -728,13 +737,15 @@ async fn push_configs_are_saved_replaced_paged_and_deleted_with_their_task() {
         );
 
         // A task rewritten keeps its configs.
-        store
-            .save("acme", &task_at("t1", "c", TaskState::Completed, 2_000))
-            .await
-            .expect("ok");
+        put(
+            store,
+            "acme",
+            task_at("t1", "c", TaskState::Completed, 2_000),
+        )
+        .await
+        .expect("ok");
         assert_eq!(
-            store
-                .list_push_configs("acme", &task, None, 10)
+            push.list_push_configs("acme", &task, None, 10)
                 .await
                 .expect("ok")
                 .len(),
@@ -750,21 +761,18 @@ async fn push_configs_are_saved_replaced_paged_and_deleted_with_their_task() {
             let report = retention.purge_expired(&policy).await.expect("ok");
             assert_eq!(report.tasks_deleted, 1, "{name}");
             assert!(
-                store
-                    .list_push_configs("acme", &task, None, 10)
+                push.list_push_configs("acme", &task, None, 10)
                     .await
                     .expect("ok")
                     .is_empty(),
                 "{name}: the configs went with their task"
             );
             // A new task under the same id starts with none.
-            store
-                .save("acme", &task_at("t1", "c", TaskState::Working, 3_000))
+            put(store, "acme", task_at("t1", "c", TaskState::Working, 3_000))
                 .await
                 .expect("ok");
             assert!(
-                store
-                    .get_push_config("acme", &task, "b")
+                push.get_push_config("acme", &task, "b")
                     .await
                     .expect("ok")
                     .is_none(),
@@ -784,6 +792,10 @@ async fn the_push_outbox_is_written_with_events_and_delivered_in_order_once_per_
     let lease = Duration::from_secs(30);
     for s in all_stores().await {
         let store = &s.store;
+        let push = store
+            .capabilities()
+            .push
+            .expect("every bundled store keeps push configs");
         let name = s.name;
         let mut task = task_at("t1", "c", TaskState::Submitted, 1_000);
         task.generation = 1;
@@ -793,8 +805,7 @@ async fn the_push_outbox_is_written_with_events_and_delivered_in_order_once_per_
             .await
             .expect("ok");
         for id in ["a", "b"] {
-            store
-                .save_push_config("acme", &push_config("t1", id, "https://h/1"), 5)
+            push.save_push_config("acme", &push_config("t1", id, "https://h/1"), 5)
                 .await
                 .expect("ok");
         }
@@ -824,7 +835,7 @@ async fn the_push_outbox_is_written_with_events_and_delivered_in_order_once_per_
             ids.sort();
             ids
         };
-        let first = store
+        let first = push
             .claim_push_deliveries("p1", lease, 10)
             .await
             .expect("ok");
@@ -846,24 +857,21 @@ async fn the_push_outbox_is_written_with_events_and_delivered_in_order_once_per_
             "{name}: the tenant the task is kept under"
         );
         assert!(
-            store
-                .claim_push_deliveries("p2", lease, 10)
+            push.claim_push_deliveries("p2", lease, 10)
                 .await
                 .expect("ok")
                 .is_empty(),
             "{name}: claimed by p1, and the later events wait behind them"
         );
 
-        store
-            .settle_push_delivery("p1", a2, &DeliverySettled::Delivered)
+        push.settle_push_delivery("p1", a2, &DeliverySettled::Delivered)
             .await
             .expect("ok");
         // Not p2's to settle: nothing happens.
-        store
-            .settle_push_delivery("p2", b2, &DeliverySettled::Delivered)
+        push.settle_push_delivery("p2", b2, &DeliverySettled::Delivered)
             .await
             .expect("ok");
-        let next = store
+        let next = push
             .claim_push_deliveries("p1", lease, 10)
             .await
             .expect("ok");
@@ -873,11 +881,10 @@ async fn the_push_outbox_is_written_with_events_and_delivered_in_order_once_per_
             at: SystemTime::now() - Duration::from_millis(5),
             error: "HTTP 503".into(),
         };
-        store
-            .settle_push_delivery("p1", b2, &retry)
+        push.settle_push_delivery("p1", b2, &retry)
             .await
             .expect("ok");
-        let again = store
+        let again = push
             .claim_push_deliveries("p2", lease, 10)
             .await
             .expect("ok");
@@ -892,37 +899,34 @@ async fn the_push_outbox_is_written_with_events_and_delivered_in_order_once_per_
         let dead = DeliverySettled::Dead {
             error: "HTTP 410".into(),
         };
-        store
-            .settle_push_delivery("p2", &again[0], &dead)
+        push.settle_push_delivery("p2", &again[0], &dead)
             .await
             .expect("ok");
-        let letters = store.dead_push_deliveries(10).await.expect("ok");
+        let letters = push.dead_push_deliveries(10).await.expect("ok");
         assert_eq!(ids(&letters), ["t1:b:2"], "{name}");
         assert_eq!(letters[0].attempts, 2, "{name}");
         assert_eq!(letters[0].last_error.as_deref(), Some("HTTP 410"), "{name}");
 
         // A dead letter does not hold up the next event; a lapsed claim passes on.
-        let short = store
+        let short = push
             .claim_push_deliveries("p3", Duration::from_millis(1), 10)
             .await
             .expect("ok");
         assert_eq!(ids(&short), ["t1:b:3"], "{name}");
         tokio::time::sleep(Duration::from_millis(20)).await;
-        let taken_over = store
+        let taken_over = push
             .claim_push_deliveries("p4", lease, 10)
             .await
             .expect("ok");
         assert_eq!(ids(&taken_over), ["t1:b:3"], "{name}: p3's claim lapsed");
-        store
-            .settle_push_delivery("p3", &short[0], &DeliverySettled::Delivered)
+        push.settle_push_delivery("p3", &short[0], &DeliverySettled::Delivered)
             .await
             .expect("ok");
-        store
-            .settle_push_delivery("p4", &taken_over[0], &retry)
+        push.settle_push_delivery("p4", &taken_over[0], &retry)
             .await
             .expect("ok");
         assert_eq!(
-            ids(&store
+            ids(&push
                 .claim_push_deliveries("p4", lease, 10)
                 .await
                 .expect("ok")),
@@ -932,20 +936,17 @@ async fn the_push_outbox_is_written_with_events_and_delivered_in_order_once_per_
 
         // Deleting a config drops what waits for it, claimed or not.
         assert!(
-            store
-                .delete_push_config("acme", &TaskId::new("t1"), "a")
+            push.delete_push_config("acme", &TaskId::new("t1"), "a")
                 .await
                 .expect("ok")
         );
         let held_a3 = next.iter().find(|d| d.config.id == "a").expect("a3");
-        store
-            .settle_push_delivery("p1", held_a3, &retry)
+        push.settle_push_delivery("p1", held_a3, &retry)
             .await
             .expect("ok");
         tokio::time::sleep(Duration::from_millis(10)).await;
         assert!(
-            store
-                .claim_push_deliveries("p5", Duration::from_millis(1), 10)
+            push.claim_push_deliveries("p5", Duration::from_millis(1), 10)
                 .await
                 .expect("ok")
                 .iter()
@@ -963,6 +964,10 @@ async fn a_push_config_written_with_a_task_is_saved_with_it_and_notified_at_once
 
     for s in all_stores().await {
         let store = &s.store;
+        let push = store
+            .capabilities()
+            .push
+            .expect("every bundled store keeps push configs");
         let name = s.name;
         let config = push_config("t1", "t1", "https://h/1");
         let mut task = task_at("t1", "c", TaskState::Submitted, 1_000);
@@ -973,8 +978,7 @@ async fn a_push_config_written_with_a_task_is_saved_with_it_and_notified_at_once
             .await
             .expect("ok");
         assert_eq!(
-            store
-                .get_push_config("acme", &TaskId::new("t1"), "t1")
+            push.get_push_config("acme", &TaskId::new("t1"), "t1")
                 .await
                 .expect("ok"),
             Some(config.clone()),
@@ -995,12 +999,12 @@ async fn a_push_config_written_with_a_task_is_saved_with_it_and_notified_at_once
             )
             .await
             .expect("ok");
-        let configs = store
+        let configs = push
             .list_push_configs("acme", &TaskId::new("t1"), None, 10)
             .await
             .expect("ok");
         assert_eq!(configs, [replaced.clone()], "{name}");
-        let claimed = store
+        let claimed = push
             .claim_push_deliveries("p1", Duration::from_secs(30), 10)
             .await
             .expect("ok");

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use a2a_protocol_server::store::{
-    ClaimOutcome, KeyClaim, KeyScope, TaskRef, TaskStore, TaskWrite, WriteOutcome,
+    ClaimOutcome, KeyClaim, KeyScope, TaskRef, TaskStore, TaskStoreExt, TaskWrite, WriteOutcome,
 };
 use a2a_protocol_types::{
     Message, StreamResponse, Task, TaskId, TaskState, TaskStatus, TaskStatusUpdateEvent,
@@ -85,7 +85,7 @@ async fn a_write_over_a_stale_revision_is_refused_and_changes_nothing() {
             s.name
         );
         let stored = store
-            .load("acme", &TaskId::new("t-1"))
+            .load_stored("acme", &TaskId::new("t-1"))
             .await
             .expect("ok")
             .expect("stored");
@@ -102,7 +102,7 @@ async fn a_write_over_a_stale_revision_is_refused_and_changes_nothing() {
         let write = TaskWrite::update("acme", &late, 2).with_new_messages(1);
         assert_written(&s, &write).await;
         let stored = store
-            .load("acme", &TaskId::new("t-1"))
+            .load_stored("acme", &TaskId::new("t-1"))
             .await
             .expect("ok")
             .expect("stored");
@@ -146,7 +146,7 @@ async fn a_key_is_taken_in_the_same_step_as_its_task_or_not_at_all() {
         }
         assert!(
             store
-                .load("acme", &TaskId::new("t-2"))
+                .load_stored("acme", &TaskId::new("t-2"))
                 .await
                 .expect("ok")
                 .is_none(),
@@ -178,7 +178,7 @@ async fn a_key_is_taken_in_the_same_step_as_its_task_or_not_at_all() {
 #[tokio::test]
 async fn shared_stores_keep_turn_owners_cancel_requests_leases_and_events() {
     for s in all_stores().await {
-        let Some(coordination) = s.store.coordination() else {
+        let Some(coordination) = s.store.capabilities().coordination else {
             assert!(
                 s.name.contains("memory"),
                 "{}: a SQL store coordinates",
@@ -201,7 +201,7 @@ async fn shared_stores_keep_turn_owners_cancel_requests_leases_and_events() {
         let write = TaskWrite::create("acme", &task).with_owner(Some("alive"));
         store.write(&write).await.expect("ok");
         let stored = store
-            .load("acme", &task.id)
+            .load_stored("acme", &task.id)
             .await
             .expect("ok")
             .expect("stored");
@@ -247,7 +247,7 @@ async fn shared_stores_keep_turn_owners_cancel_requests_leases_and_events() {
         );
         assert!(
             store
-                .load("acme", &task.id)
+                .load_stored("acme", &task.id)
                 .await
                 .expect("ok")
                 .expect("stored")
@@ -353,7 +353,7 @@ fn first_migration_only() -> tempfile::TempDir {
 /// task a server of the old release was running is settled by recovery.
 async fn check_upgraded(name: &str, store: Arc<dyn TaskStore>) {
     let done = store
-        .load("", &TaskId::new("done"))
+        .load_stored("", &TaskId::new("done"))
         .await
         .expect("ok")
         .expect("kept");
@@ -364,7 +364,7 @@ async fn check_upgraded(name: &str, store: Arc<dyn TaskStore>) {
     );
     assert_eq!(done.task.history[1].text(), "two", "{name}");
     let running = store
-        .load("", &TaskId::new("running"))
+        .load_stored("", &TaskId::new("running"))
         .await
         .expect("ok")
         .expect("kept");
@@ -390,7 +390,7 @@ async fn check_upgraded(name: &str, store: Arc<dyn TaskStore>) {
     let mut state = TaskState::Working;
     for _ in 0..50 {
         state = store
-            .load("", &TaskId::new("running"))
+            .load_stored("", &TaskId::new("running"))
             .await
             .expect("ok")
             .expect("kept")
@@ -478,7 +478,7 @@ async fn postgres_notifies_the_writes_of_followed_tasks_only() {
     let store = PostgresTaskStore::from_pool(schema.pool().await)
         .await
         .expect("postgres");
-    let coordination = store.coordination().expect("coordinates");
+    let coordination = store.capabilities().coordination.expect("coordinates");
     let mut notices = coordination.notices().expect("PostgreSQL pushes notices");
     let task_at = |generation: u64| {
         let mut task = Task::new("t-1", "c-1", TaskStatus::new(TaskState::Working));
@@ -533,7 +533,7 @@ async fn postgres_notifies_the_writes_of_followed_tasks_only() {
 #[tokio::test]
 async fn a_writes_several_events_read_back_after_any_generation() {
     for s in all_stores().await {
-        let Some(coordination) = s.store.coordination() else {
+        let Some(coordination) = s.store.capabilities().coordination else {
             continue;
         };
         let mut task = Task::new("multi", "ctx", TaskStatus::new(TaskState::Submitted));

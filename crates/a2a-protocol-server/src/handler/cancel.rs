@@ -11,6 +11,7 @@ use super::{CallContext, RequestHandler, validate};
 use crate::executor::{CallerIdentity, CancelContext};
 use crate::runtime::LiveTask;
 use crate::store::TaskRef;
+use crate::store::{Offers, TaskStoreExt};
 
 /// How often a cancel waiting for another process looks at the task.
 const REMOTE_POLL: Duration = Duration::from_millis(50);
@@ -197,7 +198,7 @@ impl RequestHandler {
     async fn await_terminal(&self, tenant: &str, task: &TaskRef) -> Result<Option<Task>, A2aError> {
         let deadline = Instant::now() + self.inner.config.cancel_grace;
         loop {
-            if let Some(stored) = self.inner.store.load(tenant, &task.id).await?
+            if let Some(stored) = self.inner.store.load_stored(tenant, &task.id).await?
                 && stored.task.status.state.is_terminal()
             {
                 return Ok(Some(stored.task));

@@ -19,6 +19,7 @@ use tokio::sync::broadcast;
 use super::{EventStream, Inner, RequestHandler};
 use crate::runtime::{at_settled, at_terminal, changes, follow_live_until};
 use crate::store::{Notice, TaskRef};
+use crate::store::{Offers, TaskStoreExt};
 
 /// Which event ends a follower's stream.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

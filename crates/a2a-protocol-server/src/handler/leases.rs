@@ -13,6 +13,7 @@ use a2a_protocol_types::{A2aError, CancelTaskRequest, TaskId};
 use tokio::time::Instant;
 
 use super::{CallContext, Inner, RequestHandler};
+use crate::store::Offers;
 use crate::store::TaskRef;
 
 /// How often lapsed leases are looked for.

@@ -31,6 +31,7 @@ use crate::executor::{AgentExecutor, CallerIdentity};
 use crate::idempotency::Idempotency;
 use crate::runtime::{EventSink, LiveTask, Registry};
 use crate::store::{InMemoryTaskStore, TaskStore};
+use crate::store::{Offers, TaskStoreExt};
 
 pub(crate) use follow::EndsAt;
 pub(crate) use send::{SendAnswer, until};
@@ -564,7 +565,7 @@ impl RequestHandlerBuilder {
         #[cfg(feature = "push")]
         let push = self
             .push
-            .filter(|_| store.supports_push_configs())
+            .filter(|_| store.push().is_some())
             .and_then(
                 |settings| match crate::push::worker::PushRuntime::new(settings) {
                     Ok(push) => Some(push),
@@ -1023,7 +1024,7 @@ impl RequestHandler {
     ) -> Result<crate::store::StoredTask, A2aError> {
         self.inner
             .store
-            .load(tenant, id)
+            .load_stored(tenant, id)
             .await?
             .filter(|stored| ctx.may_see(stored.caller.as_deref()))
             .ok_or_else(|| A2aError::task_not_found(id.as_str()))

@@ -16,6 +16,7 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use super::validate::{self, MAX_PAGE_SIZE};
 use super::{CallContext, RequestHandler};
 use crate::push::{PushSettings, webhook};
+use crate::store::Offers;
 use crate::store::PushConfigSaved;
 
 /// Configs per page when a list asks for no size.
@@ -30,6 +31,15 @@ impl RequestHandler {
             return Some(&push.settings);
         }
         None
+    }
+
+    /// The store's push configs; a server gives push settings only over a store that keeps
+    /// them.
+    fn push_store(&self) -> Result<&dyn crate::store::PushStore, A2aError> {
+        self.inner
+            .store
+            .push()
+            .ok_or_else(A2aError::push_notification_not_supported)
     }
 
     fn push_or_refuse(&self) -> Result<&PushSettings, A2aError> {
@@ -64,8 +74,7 @@ impl RequestHandler {
         config.tenant = tenant.to_owned();
         self.load_stored(tenant, &config.task_id, ctx).await?;
         match self
-            .inner
-            .store
+            .push_store()?
             .save_push_config(tenant, &config, settings.max_configs_per_task)
             .await?
         {
@@ -107,8 +116,7 @@ impl RequestHandler {
         self.visible_task(&request.tenant, &request.task_id, ctx)
             .await?;
         validate::identifier("id", &request.id)?;
-        self.inner
-            .store
+        self.push_store()?
             .get_push_config(&request.tenant, &request.task_id, &request.id)
             .await?
             .map(webhook::redacted)
@@ -147,8 +155,7 @@ impl RequestHandler {
         };
         // One more than the page, to know whether another follows.
         let mut configs = self
-            .inner
-            .store
+            .push_store()?
             .list_push_configs(
                 &request.tenant,
                 &request.task_id,
@@ -181,8 +188,7 @@ impl RequestHandler {
             .await?;
         validate::identifier("id", &request.id)?;
         // Deleting what is not there is done already: the operation is idempotent.
-        self.inner
-            .store
+        self.push_store()?
             .delete_push_config(&request.tenant, &request.task_id, &request.id)
             .await?;
         Ok(())
@@ -212,7 +218,7 @@ impl RequestHandler {
         let Some(settings) = self.push_settings() else {
             return Ok(());
         };
-        let store = &self.inner.store;
+        let store = self.push_store()?;
         if store
             .get_push_config(tenant, &config.task_id, &config.id)
             .await?

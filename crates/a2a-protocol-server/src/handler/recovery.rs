@@ -11,6 +11,7 @@ use a2a_protocol_types::{
 
 use super::RequestHandler;
 use crate::executor::{Recovery, RequestContext};
+use crate::store::{Offers, TaskStoreExt};
 use crate::store::{StoredTask, TaskRef, TaskWrite, WriteOutcome};
 
 /// The status message of a task whose process was lost.
@@ -47,7 +48,7 @@ impl RequestHandler {
 
     /// Recovers one orphaned turn; true when this process did.
     async fn recover(&self, task: &TaskRef) -> Result<bool, a2a_protocol_types::A2aError> {
-        let Some(stored) = self.inner.store.load(&task.tenant, &task.id).await? else {
+        let Some(stored) = self.inner.store.load_stored(&task.tenant, &task.id).await? else {
             return Ok(false);
         };
         let lost = stored

@@ -395,7 +395,7 @@ impl RequestHandler {
     async fn current(&self, tenant: &str, id: &TaskId) -> Result<Current, A2aError> {
         let store = &self.inner.store;
         if let Some((kept, revision)) = self.inner.registry.take_recent(tenant, id) {
-            match store.load_if_changed(tenant, id, revision).await? {
+            match store.load(tenant, id, Some(revision)).await? {
                 Loaded::Missing => return Err(A2aError::task_not_found(id.as_str())),
                 Loaded::Unchanged(facts) => return Ok(Current::from_facts(kept, facts)),
                 Loaded::Changed(stored) => return Ok(Current::from(stored)),

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use super::RequestHandler;
 use crate::executor::Recovery;
+use crate::store::Offers;
 
 /// The status message of a task still running when its server shut down.
 const SHUT_DOWN: &str = "the server shut down before this task finished; it was not completed";

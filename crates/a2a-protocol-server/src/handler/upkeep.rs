@@ -12,6 +12,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::{Inner, RequestHandler};
 use crate::store::Notice;
+use crate::store::Offers;
 
 /// How often lapsed leases are looked for: a lease is at least a second long.
 const LEASE_CHECKS: Duration = Duration::from_millis(200);

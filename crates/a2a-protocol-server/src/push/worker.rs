@@ -9,6 +9,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::PushSettings;
 use super::sender::Sender;
+use crate::store::Offers;
 use crate::store::{DeliverySettled, PushDelivery, TaskStore};
 
 /// Push delivery for one handler: its settings, and the worker, which stops when this is
@@ -83,7 +84,11 @@ async fn run(
         let claimed = if room == 0 {
             Vec::new()
         } else {
-            match store.claim_push_deliveries(&owner, lease, room).await {
+            let claim = match store.push() {
+                Some(push) => push.claim_push_deliveries(&owner, lease, room).await,
+                None => Err(crate::store::StoreError::Unsupported),
+            };
+            match claim {
                 Ok(claimed) => claimed,
                 Err(error) => {
                     tracing::warn!(%error, "could not read the push outbox; trying again");
@@ -166,7 +171,11 @@ async fn deliver(
             "push notification given up; it is kept as a dead letter"
         ),
     }
-    if let Err(error) = store.settle_push_delivery(owner, &delivery, &settled).await {
+    let settle = match store.push() {
+        Some(push) => push.settle_push_delivery(owner, &delivery, &settled).await,
+        None => Err(crate::store::StoreError::Unsupported),
+    };
+    if let Err(error) = settle {
         // The claim lapses and the notification is attempted again: at least once holds.
         tracing::warn!(%error, delivery_id = %delivery.delivery_id(), "could not record a push attempt");
     }

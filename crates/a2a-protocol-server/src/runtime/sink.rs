@@ -13,6 +13,7 @@ use a2a_protocol_types::budget::BUDGET_METADATA_KEY;
 use super::budget::BudgetState;
 use super::lifecycle;
 use super::live::{LiveState, LiveTask};
+use crate::store::TaskStoreExt;
 use crate::store::{StoredTask, TaskStore, TaskWrite, WriteOutcome};
 use tokio::sync::OwnedMutexGuard;
 
@@ -461,7 +462,7 @@ impl EventSink {
     ) -> Result<(Arc<Task>, Vec<StreamResponse>, usize), A2aError> {
         let stored = self
             .store
-            .load(&self.live.tenant, &self.live.task_id)
+            .load_stored(&self.live.tenant, &self.live.task_id)
             .await?;
         let Some(stored) = stored else {
             self.live.cancel.cancel();

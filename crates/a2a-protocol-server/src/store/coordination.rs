@@ -72,7 +72,7 @@ pub enum Notice {
 /// use a2a_protocol_server::store::{InMemoryTaskStore, TaskStore};
 ///
 /// // A store one server uses alone has nothing to coordinate.
-/// assert!(InMemoryTaskStore::new().coordination().is_none());
+/// assert!(InMemoryTaskStore::new().capabilities().coordination.is_none());
 /// ```
 #[async_trait]
 pub trait Coordination: Send + Sync {

@@ -3,16 +3,17 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
+use a2a_protocol_types::TaskId;
 use a2a_protocol_types::push::TaskPushNotificationConfig;
-use a2a_protocol_types::{Task, TaskId};
 use async_trait::async_trait;
 
 use super::epoch_millis;
 use super::shard::Shard;
 use super::tenant::{Tenants, lock};
 use super::{
-    ClaimOutcome, DeliverySettled, KeyClaim, Loaded, PushConfigSaved, PushDelivery, StoreError,
-    StoredTask, TaskPage, TaskQuery, TaskStore, TaskStoreConfig, TaskWrite, WriteOutcome,
+    Capabilities, ClaimOutcome, DeliverySettled, KeyClaim, Loaded, PushConfigSaved, PushDelivery,
+    PushStore, StoreError, TaskPage, TaskQuery, TaskStore, TaskStoreConfig, TaskWrite,
+    WriteOutcome,
 };
 
 /// Tasks and idempotency keys in process memory, bounded by [`TaskStoreConfig`].
@@ -36,13 +37,16 @@ use super::{
 /// Tenant-aware:
 ///
 /// ```
-/// use a2a_protocol_server::store::{InMemoryTaskStore, TaskStore, TaskStoreConfig};
+/// use std::sync::Arc;
+///
+/// use a2a_protocol_server::store::{InMemoryTaskStore, TaskStore, TaskStoreConfig, TaskStoreExt, TaskWrite};
 /// use a2a_protocol_types::{Task, TaskState, TaskStatus};
 ///
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
 /// let store = InMemoryTaskStore::with_config(TaskStoreConfig::default().with_tenant_aware(true));
-/// store.save("a", &Task::new("t-1", "c-1", TaskStatus::new(TaskState::Working))).await?;
+/// let task = Arc::new(Task::new("t-1", "c-1", TaskStatus::new(TaskState::Working)));
+/// store.write(&TaskWrite::create("a", &task)).await?;
 /// assert!(store.get("a", &"t-1".into()).await?.is_some());
 /// assert!(store.get("b", &"t-1".into()).await?.is_none(), "tenant b cannot see it");
 /// # Ok(())
@@ -171,13 +175,16 @@ impl InMemoryTaskStore {
     /// How many tasks are held, across tenants.
     ///
     /// ```
-    /// use a2a_protocol_server::store::{InMemoryTaskStore, TaskStore};
+    /// use std::sync::Arc;
+    ///
+    /// use a2a_protocol_server::store::{InMemoryTaskStore, TaskStore, TaskWrite};
     /// use a2a_protocol_types::{Task, TaskState, TaskStatus};
     ///
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
     /// let store = InMemoryTaskStore::new();
-    /// store.save("", &Task::new("t-1", "c-1", TaskStatus::new(TaskState::Working))).await?;
+    /// let task = Arc::new(Task::new("t-1", "c-1", TaskStatus::new(TaskState::Working)));
+    /// store.write(&TaskWrite::create("", &task)).await?;
     /// assert_eq!(store.task_count(), 1);
     /// # Ok(())
     /// # }
@@ -229,16 +236,15 @@ impl Default for InMemoryTaskStore {
 
 #[async_trait]
 impl TaskStore for InMemoryTaskStore {
-    async fn get(&self, tenant: &str, id: &TaskId) -> Result<Option<Task>, StoreError> {
-        Ok(self.existing(tenant).and_then(|s| lock(&s).get(id)))
-    }
-
-    async fn save(&self, tenant: &str, task: &Task) -> Result<(), StoreError> {
-        lock(&*self.shard(tenant)?).save(Arc::new(task.clone()))
-    }
-
-    async fn save_shared(&self, tenant: &str, task: &Arc<Task>) -> Result<(), StoreError> {
-        lock(&*self.shard(tenant)?).save(Arc::clone(task))
+    async fn load(
+        &self,
+        tenant: &str,
+        id: &TaskId,
+        known: Option<u64>,
+    ) -> Result<Loaded, StoreError> {
+        Ok(self
+            .existing(tenant)
+            .map_or(Loaded::Missing, |s| lock(&s).load(id, known)))
     }
 
     async fn list(&self, tenant: &str, query: &TaskQuery) -> Result<TaskPage, StoreError> {
@@ -248,23 +254,8 @@ impl TaskStore for InMemoryTaskStore {
             .unwrap_or_default())
     }
 
-    async fn load(&self, tenant: &str, id: &TaskId) -> Result<Option<StoredTask>, StoreError> {
-        Ok(self.existing(tenant).and_then(|s| lock(&s).load(id)))
-    }
-
     async fn write(&self, write: &TaskWrite<'_>) -> Result<WriteOutcome, StoreError> {
         lock(&*self.shard(write.tenant)?).write(write)
-    }
-
-    async fn load_if_changed(
-        &self,
-        tenant: &str,
-        id: &TaskId,
-        revision: u64,
-    ) -> Result<Loaded, StoreError> {
-        Ok(self
-            .existing(tenant)
-            .map_or(Loaded::Missing, |s| lock(&s).load_if_changed(id, revision)))
     }
 
     fn supports_idempotency(&self) -> bool {
@@ -291,14 +282,13 @@ impl TaskStore for InMemoryTaskStore {
             .and_then(|s| lock(&s).find_key(claim)))
     }
 
-    fn atomic_writes(&self) -> bool {
-        true
+    fn capabilities(&self) -> Capabilities<'_> {
+        Capabilities::default().with_push(self)
     }
+}
 
-    fn supports_push_configs(&self) -> bool {
-        true
-    }
-
+#[async_trait]
+impl PushStore for InMemoryTaskStore {
     async fn save_push_config(
         &self,
         tenant: &str,

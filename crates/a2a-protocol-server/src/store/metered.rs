@@ -4,13 +4,13 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use a2a_protocol_types::TaskId;
 use a2a_protocol_types::push::TaskPushNotificationConfig;
-use a2a_protocol_types::{Task, TaskId};
 use async_trait::async_trait;
 
 use super::{
-    ClaimOutcome, Coordination, DeliverySettled, KeyClaim, Loaded, PushConfigSaved, PushDelivery,
-    StoreError, StoredTask, TaskPage, TaskQuery, TaskStore, TaskWrite, WriteOutcome,
+    Capabilities, ClaimOutcome, DeliverySettled, KeyClaim, Loaded, PushConfigSaved, PushDelivery,
+    PushStore, StoreError, TaskPage, TaskQuery, TaskStore, TaskWrite, WriteOutcome,
 };
 use crate::telemetry::timed_store_call;
 
@@ -19,44 +19,21 @@ pub(crate) struct MeteredStore(pub(crate) Arc<dyn TaskStore>);
 // Every method is forwarded, defaults included: the inner store's own versions must run.
 #[async_trait]
 impl TaskStore for MeteredStore {
-    async fn get(&self, tenant: &str, id: &TaskId) -> Result<Option<Task>, StoreError> {
-        timed_store_call!("get", self.0.get(tenant, id))
-    }
-
-    async fn save(&self, tenant: &str, task: &Task) -> Result<(), StoreError> {
-        timed_store_call!("save", self.0.save(tenant, task))
-    }
-
-    async fn save_shared(&self, tenant: &str, task: &Arc<Task>) -> Result<(), StoreError> {
-        timed_store_call!("save", self.0.save_shared(tenant, task))
+    async fn load(
+        &self,
+        tenant: &str,
+        id: &TaskId,
+        known: Option<u64>,
+    ) -> Result<Loaded, StoreError> {
+        timed_store_call!("load", self.0.load(tenant, id, known))
     }
 
     async fn list(&self, tenant: &str, query: &TaskQuery) -> Result<TaskPage, StoreError> {
         timed_store_call!("list", self.0.list(tenant, query))
     }
 
-    async fn load(&self, tenant: &str, id: &TaskId) -> Result<Option<StoredTask>, StoreError> {
-        timed_store_call!("load", self.0.load(tenant, id))
-    }
-
-    async fn load_if_changed(
-        &self,
-        tenant: &str,
-        id: &TaskId,
-        revision: u64,
-    ) -> Result<Loaded, StoreError> {
-        timed_store_call!(
-            "load_if_changed",
-            self.0.load_if_changed(tenant, id, revision)
-        )
-    }
-
     async fn write(&self, write: &TaskWrite<'_>) -> Result<WriteOutcome, StoreError> {
         timed_store_call!("write", self.0.write(write))
-    }
-
-    fn coordination(&self) -> Option<&dyn Coordination> {
-        self.0.coordination()
     }
 
     fn supports_idempotency(&self) -> bool {
@@ -78,14 +55,24 @@ impl TaskStore for MeteredStore {
         timed_store_call!("find_key", self.0.find_idempotency_key(claim))
     }
 
-    fn atomic_writes(&self) -> bool {
-        self.0.atomic_writes()
+    fn capabilities(&self) -> Capabilities<'_> {
+        let inner = self.0.capabilities();
+        // The store's push calls are timed here too; its coordination is not.
+        Capabilities {
+            push: inner.push.map(|_| self as &dyn PushStore),
+            ..inner
+        }
     }
+}
 
-    fn supports_push_configs(&self) -> bool {
-        self.0.supports_push_configs()
-    }
+/// The inner store's push store, which [`MeteredStore::capabilities`] offers only when there is
+/// one.
+fn push_of(store: &dyn TaskStore) -> Result<&dyn PushStore, StoreError> {
+    store.capabilities().push.ok_or(StoreError::Unsupported)
+}
 
+#[async_trait]
+impl PushStore for MeteredStore {
     async fn save_push_config(
         &self,
         tenant: &str,
@@ -94,7 +81,7 @@ impl TaskStore for MeteredStore {
     ) -> Result<PushConfigSaved, StoreError> {
         timed_store_call!(
             "save_push_config",
-            self.0.save_push_config(tenant, config, max_per_task)
+            push_of(&*self.0)?.save_push_config(tenant, config, max_per_task)
         )
     }
 
@@ -106,7 +93,7 @@ impl TaskStore for MeteredStore {
     ) -> Result<Option<TaskPushNotificationConfig>, StoreError> {
         timed_store_call!(
             "get_push_config",
-            self.0.get_push_config(tenant, task_id, id)
+            push_of(&*self.0)?.get_push_config(tenant, task_id, id)
         )
     }
 
@@ -119,7 +106,7 @@ impl TaskStore for MeteredStore {
     ) -> Result<Vec<TaskPushNotificationConfig>, StoreError> {
         timed_store_call!(
             "list_push_configs",
-            self.0.list_push_configs(tenant, task_id, after, limit)
+            push_of(&*self.0)?.list_push_configs(tenant, task_id, after, limit)
         )
     }
 
@@ -131,7 +118,7 @@ impl TaskStore for MeteredStore {
     ) -> Result<bool, StoreError> {
         timed_store_call!(
             "delete_push_config",
-            self.0.delete_push_config(tenant, task_id, id)
+            push_of(&*self.0)?.delete_push_config(tenant, task_id, id)
         )
     }
 
@@ -143,7 +130,7 @@ impl TaskStore for MeteredStore {
     ) -> Result<Vec<PushDelivery>, StoreError> {
         timed_store_call!(
             "claim_push_deliveries",
-            self.0.claim_push_deliveries(claimant, lease, limit)
+            push_of(&*self.0)?.claim_push_deliveries(claimant, lease, limit)
         )
     }
 
@@ -155,11 +142,14 @@ impl TaskStore for MeteredStore {
     ) -> Result<(), StoreError> {
         timed_store_call!(
             "settle_push_delivery",
-            self.0.settle_push_delivery(claimant, delivery, settled)
+            push_of(&*self.0)?.settle_push_delivery(claimant, delivery, settled)
         )
     }
 
     async fn dead_push_deliveries(&self, limit: usize) -> Result<Vec<PushDelivery>, StoreError> {
-        timed_store_call!("dead_push_deliveries", self.0.dead_push_deliveries(limit))
+        timed_store_call!(
+            "dead_push_deliveries",
+            push_of(&*self.0)?.dead_push_deliveries(limit)
+        )
     }
 }

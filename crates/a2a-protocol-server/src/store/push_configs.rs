@@ -1,6 +1,6 @@
 //! What a store answers when a push notification config is saved.
 
-/// The outcome of [`TaskStore::save_push_config`](super::TaskStore::save_push_config).
+/// The outcome of [`PushStore::save_push_config`](super::PushStore::save_push_config).
 ///
 /// ```
 /// use a2a_protocol_server::store::PushConfigSaved;

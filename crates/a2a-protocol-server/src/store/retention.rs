@@ -178,7 +178,9 @@ pub trait Retention: Send + Sync + 'static {
     /// ```
     /// use std::time::Duration;
     ///
-    /// use a2a_protocol_server::store::{Retention, RetentionPolicy, SqliteTaskStore, TaskStore};
+    /// use std::sync::Arc;
+    ///
+    /// use a2a_protocol_server::store::{Retention, RetentionPolicy, SqliteTaskStore, TaskStore, TaskWrite};
     /// use a2a_protocol_types::{Task, TaskState, TaskStatus};
     ///
     /// # #[tokio::main(flavor = "current_thread")]
@@ -186,8 +188,10 @@ pub trait Retention: Send + Sync + 'static {
     /// # let dir = tempfile::tempdir()?;
     /// # let url = format!("sqlite://{}", dir.path().join("tasks.db").display());
     /// let store = SqliteTaskStore::open(&url).await?;
-    /// store.save("", &Task::new("t-1", "c-1", TaskStatus::new(TaskState::Completed))).await?;
-    /// store.save("", &Task::new("t-2", "c-1", TaskStatus::new(TaskState::Working))).await?;
+    /// for (id, state) in [("t-1", TaskState::Completed), ("t-2", TaskState::Working)] {
+    ///     let task = Arc::new(Task::new(id, "c-1", TaskStatus::new(state)));
+    ///     store.write(&TaskWrite::create("", &task)).await?;
+    /// }
     /// let everything_terminal = RetentionPolicy::default().with_terminal_max_age(Duration::ZERO);
     /// let report = store.purge_expired(&everything_terminal).await?;
     /// assert_eq!(report.tasks_deleted, 1, "the working task stays");
@@ -195,6 +199,14 @@ pub trait Retention: Send + Sync + 'static {
     /// # }
     /// ```
     async fn purge_expired(&self, policy: &RetentionPolicy) -> Result<PurgeReport, StoreError>;
+}
+
+/// A shared store sweeps as the store itself does.
+#[async_trait]
+impl<R: Retention + ?Sized> Retention for std::sync::Arc<R> {
+    async fn purge_expired(&self, policy: &RetentionPolicy) -> Result<PurgeReport, StoreError> {
+        (**self).purge_expired(policy).await
+    }
 }
 
 /// A background task that sweeps a store at an interval until stopped or dropped.

@@ -40,10 +40,6 @@ struct Held {
 }
 
 impl Held {
-    fn push_bytes(&self) -> usize {
-        self.push.iter().map(footprint::push_config_bytes).sum()
-    }
-
     /// Where the push config `id` is, or would go, in `push`.
     fn push_position(&self, id: &str) -> Result<usize, usize> {
         self.push.binary_search_by(|c| c.id.as_str().cmp(id))
@@ -82,21 +78,12 @@ impl Shard {
         }
     }
 
-    pub(crate) fn get(&self, id: &TaskId) -> Option<Task> {
-        self.tasks.get(id).map(|held| Task::clone(&held.task))
-    }
-
-    pub(crate) fn load(&self, id: &TaskId) -> Option<StoredTask> {
-        self.tasks
-            .get(id)
-            .map(|held| held.stored(Task::clone(&held.task)))
-    }
-
-    /// The task unless it is still at `revision` (see [`super::Loaded`]).
-    pub(crate) fn load_if_changed(&self, id: &TaskId, revision: u64) -> super::Loaded {
+    /// The task, or only its head and facts when it is still at revision `known` (see
+    /// [`super::Loaded`]).
+    pub(crate) fn load(&self, id: &TaskId, known: Option<u64>) -> super::Loaded {
         match self.tasks.get(id) {
             None => super::Loaded::Missing,
-            Some(held) if held.revision == revision => {
+            Some(held) if Some(held.revision) == known => {
                 super::Loaded::Unchanged(held.stored(super::write::head_of(&held.task)))
             }
             Some(held) => super::Loaded::Changed(held.stored(Task::clone(&held.task))),
@@ -161,22 +148,6 @@ impl Shard {
             }
         }
         Ok(WriteOutcome::Written)
-    }
-
-    pub(crate) fn save(&mut self, task: Arc<Task>) -> Result<(), StoreError> {
-        let revision = match self.tasks.get(&task.id) {
-            Some(held) => held.revision + 1,
-            None => {
-                self.make_room()?;
-                1
-            }
-        };
-        // The task is replaced whole; its push configs stay, and so does their share of the size.
-        let push = self.tasks.get(&task.id).map_or(0, Held::push_bytes);
-        let size = footprint::task_bytes(&task) + push;
-        self.make_room_for_bytes(&task.id, size)?;
-        self.put(task, revision, size, None);
-        Ok(())
     }
 
     /// The size of the task once `write` is in: from what the write changed (the head and the
@@ -359,7 +330,7 @@ impl Shard {
         }
     }
 
-    /// Saves `config` with its task (see [`super::TaskStore::save_push_config`]); its bytes
+    /// Saves `config` with its task (see [`super::PushStore::save_push_config`]); its bytes
     /// count against the store's budget as the task's own do.
     pub(crate) fn save_push_config(
         &mut self,

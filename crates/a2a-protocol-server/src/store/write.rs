@@ -12,7 +12,7 @@ use super::{ClaimOutcome, KeyClaim};
 /// who runs its current turn.
 ///
 /// ```
-/// use a2a_protocol_server::store::{InMemoryTaskStore, StoredTask, TaskStore, TaskWrite};
+/// use a2a_protocol_server::store::{InMemoryTaskStore, StoredTask, TaskStore, TaskStoreExt, TaskWrite};
 /// use a2a_protocol_types::{Task, TaskState, TaskStatus};
 ///
 /// # #[tokio::main(flavor = "current_thread")]
@@ -20,7 +20,7 @@ use super::{ClaimOutcome, KeyClaim};
 /// let store = InMemoryTaskStore::new();
 /// let task = std::sync::Arc::new(Task::new("t-1", "c-1", TaskStatus::new(TaskState::Working)));
 /// store.write(&TaskWrite::create("", &task)).await?;
-/// let stored: StoredTask = store.load("", &task.id).await?.expect("stored");
+/// let stored: StoredTask = store.load_stored("", &task.id).await?.expect("stored");
 /// assert_eq!((stored.revision, stored.owner), (1, None));
 /// # Ok(())
 /// # }
@@ -363,7 +363,7 @@ pub enum WriteOutcome {
     KeyHeld(ClaimOutcome),
 }
 
-/// What [`TaskStore::load_if_changed`](super::TaskStore::load_if_changed) found.
+/// What [`TaskStore::load`](super::TaskStore::load) found.
 ///
 /// ```
 /// use a2a_protocol_server::store::{InMemoryTaskStore, Loaded, TaskStore, TaskWrite};
@@ -374,8 +374,9 @@ pub enum WriteOutcome {
 /// let store = InMemoryTaskStore::new();
 /// let task = std::sync::Arc::new(Task::new("t-1", "c-1", TaskStatus::new(TaskState::Working)));
 /// store.write(&TaskWrite::create("", &task)).await?;
-/// assert!(matches!(store.load_if_changed("", &task.id, 1).await?, Loaded::Unchanged(_)));
-/// assert!(matches!(store.load_if_changed("", &task.id, 0).await?, Loaded::Changed(_)));
+/// assert!(matches!(store.load("", &task.id, Some(1)).await?, Loaded::Unchanged(_)));
+/// assert!(matches!(store.load("", &task.id, Some(0)).await?, Loaded::Changed(_)));
+/// assert!(matches!(store.load("", &task.id, None).await?, Loaded::Changed(_)));
 /// # Ok(())
 /// # }
 /// ```

@@ -11,6 +11,28 @@ use a2a_protocol_server::store::{
 use sqlx::Executor;
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 
+/// Stores `task` as it stands, through the one write every store has: created, or written over
+/// the revision stored with the messages it adds (what a test that only wants a task in the
+/// store needs; the server's own writes say more).
+pub async fn put(
+    store: &(impl TaskStore + ?Sized),
+    tenant: &str,
+    task: a2a_protocol_types::Task,
+) -> Result<(), a2a_protocol_server::store::StoreError> {
+    use a2a_protocol_server::store::{Loaded, TaskWrite, WriteOutcome};
+    let task = Arc::new(task);
+    let outcome = match store.load(tenant, &task.id, None).await? {
+        Loaded::Missing => store.write(&TaskWrite::create(tenant, &task)).await?,
+        Loaded::Changed(stored) | Loaded::Unchanged(stored) => {
+            let added = task.history.len().saturating_sub(stored.task.history.len());
+            let write = TaskWrite::update(tenant, &task, stored.revision).with_new_messages(added);
+            store.write(&write).await?
+        }
+    };
+    assert_eq!(outcome, WriteOutcome::Written, "task {} put", task.id);
+    Ok(())
+}
+
 /// The settings of a tenant-aware SQL store.
 fn tenanted() -> SqlStoreOptions {
     SqlStoreOptions::default().with_tenant_aware(true)

@@ -134,33 +134,21 @@ macro_rules! sql_core {
                 if self.tenant_aware { tenant } else { "" }
             }
 
-            pub(crate) async fn get(&self, tenant: &str, id: &TaskId) -> Result<Option<Task>, StoreError> {
-                Ok(self.load(tenant, id).await?.map(|stored| stored.task))
-            }
-
-            /// The head, then the history: a message written between the two reads makes the
-            /// history one ahead of the revision, so a write over that revision fails and its
-            /// writer reads again; it never writes over history it has not seen.
-            pub(crate) async fn load(&self, tenant: &str, id: &TaskId) -> Result<Option<StoredTask>, StoreError> {
-                let Some(mut stored) = self.head(tenant, id).await? else {
-                    return Ok(None);
-                };
-                stored.task.history = self.history(self.task_tenant(tenant), id.as_str()).await?;
-                Ok(Some(stored))
-            }
-
-            /// The task whole, unless its head is still at `revision`.
-            pub(crate) async fn load_if_changed(
+            /// The head, then the history, unless the head is still at revision `known`: a
+            /// message written between the two reads makes the history one ahead of the
+            /// revision, so a write over that revision fails and its writer reads again; it
+            /// never writes over history it has not seen.
+            pub(crate) async fn load(
                 &self,
                 tenant: &str,
                 id: &TaskId,
-                revision: u64,
+                known: Option<u64>,
             ) -> Result<crate::store::Loaded, StoreError> {
                 use crate::store::Loaded;
                 let Some(mut stored) = self.head(tenant, id).await? else {
                     return Ok(Loaded::Missing);
                 };
-                if stored.revision == revision {
+                if Some(stored.revision) == known {
                     return Ok(Loaded::Unchanged(stored));
                 }
                 stored.task.history = self.history(self.task_tenant(tenant), id.as_str()).await?;
@@ -215,45 +203,6 @@ macro_rules! sql_core {
                 rows.iter()
                     .map(|row| decode_message(&row.try_get::<String, _>(0).map_err($classify)?))
                     .collect()
-            }
-
-            /// Replaces the task whole, whatever its revision: [`TaskStore::save`](crate::store::TaskStore::save).
-            pub(crate) async fn save(&self, tenant: &str, task: &Task) -> Result<(), StoreError> {
-                let tenant = self.task_tenant(tenant);
-                let _turn = self.write_turn().await?;
-                let mut tx = self.pool.begin().await.map_err($classify)?;
-                sqlx::query(
-                    "INSERT INTO a2a_tasks \
-                       (tenant, id, context_id, state, status_millis, updated_millis, terminal, body, \
-                        generation, revision) \
-                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 1) \
-                     ON CONFLICT (tenant, id) DO UPDATE SET \
-                       context_id = excluded.context_id, state = excluded.state, \
-                       status_millis = excluded.status_millis, updated_millis = excluded.updated_millis, \
-                       terminal = excluded.terminal, body = excluded.body, \
-                       generation = excluded.generation, revision = a2a_tasks.revision + 1",
-                )
-                .bind(tenant)
-                .bind(task.id.as_str())
-                .bind(task.context_id.as_str())
-                .bind(task.status.state.as_str())
-                .bind(status_millis(task))
-                .bind(now_millis())
-                .bind(task.status.state.is_terminal())
-                .bind(encode_head(task)?)
-                .bind(i64::try_from(task.generation).unwrap_or(i64::MAX))
-                .execute(&mut *tx)
-                .await
-                .map_err($classify)?;
-                sqlx::query("DELETE FROM a2a_task_messages WHERE tenant = $1 AND task_id = $2")
-                    .bind(tenant)
-                    .bind(task.id.as_str())
-                    .execute(&mut *tx)
-                    .await
-                    .map_err($classify)?;
-                insert_messages(&mut tx, tenant, task, task.history.len()).await?;
-                tx.commit().await.map_err($classify)?;
-                Ok(())
             }
 
             /// One change: in one statement where the driver can ($one_statement answers

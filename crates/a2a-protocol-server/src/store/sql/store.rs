@@ -147,20 +147,13 @@ macro_rules! sql_store {
 
         #[async_trait::async_trait]
         impl crate::store::TaskStore for $name {
-            async fn get(
+            async fn load(
                 &self,
                 tenant: &str,
                 id: &a2a_protocol_types::TaskId,
-            ) -> Result<Option<a2a_protocol_types::Task>, crate::store::StoreError> {
-                self.core.get(tenant, id).await
-            }
-
-            async fn save(
-                &self,
-                tenant: &str,
-                task: &a2a_protocol_types::Task,
-            ) -> Result<(), crate::store::StoreError> {
-                self.core.save(tenant, task).await
+                known: Option<u64>,
+            ) -> Result<crate::store::Loaded, crate::store::StoreError> {
+                self.core.load(tenant, id, known).await
             }
 
             async fn list(
@@ -171,43 +164,11 @@ macro_rules! sql_store {
                 self.core.list(tenant, query).await
             }
 
-            async fn load(
-                &self,
-                tenant: &str,
-                id: &a2a_protocol_types::TaskId,
-            ) -> Result<Option<crate::store::StoredTask>, crate::store::StoreError> {
-                self.core.load(tenant, id).await
-            }
-
-            async fn load_if_changed(
-                &self,
-                tenant: &str,
-                id: &a2a_protocol_types::TaskId,
-                revision: u64,
-            ) -> Result<crate::store::Loaded, crate::store::StoreError> {
-                self.core.load_if_changed(tenant, id, revision).await
-            }
-
             async fn write(
                 &self,
                 write: &crate::store::TaskWrite<'_>,
             ) -> Result<crate::store::WriteOutcome, crate::store::StoreError> {
                 self.core.write(write).await
-            }
-
-            fn coordination(&self) -> Option<&dyn crate::store::Coordination> {
-                Some(self)
-            }
-
-            async fn find_idempotency_key(
-                &self,
-                claim: &crate::store::KeyClaim,
-            ) -> Result<Option<crate::store::ClaimOutcome>, crate::store::StoreError> {
-                self.core.find_key(claim).await
-            }
-
-            fn atomic_writes(&self) -> bool {
-                true
             }
 
             fn supports_idempotency(&self) -> bool {
@@ -228,10 +189,22 @@ macro_rules! sql_store {
                 self.core.release(claim).await
             }
 
-            fn supports_push_configs(&self) -> bool {
-                true
+            async fn find_idempotency_key(
+                &self,
+                claim: &crate::store::KeyClaim,
+            ) -> Result<Option<crate::store::ClaimOutcome>, crate::store::StoreError> {
+                self.core.find_key(claim).await
             }
 
+            fn capabilities(&self) -> crate::store::Capabilities<'_> {
+                crate::store::Capabilities::default()
+                    .with_coordination(self)
+                    .with_push(self)
+            }
+        }
+
+        #[async_trait::async_trait]
+        impl crate::store::PushStore for $name {
             async fn save_push_config(
                 &self,
                 tenant: &str,

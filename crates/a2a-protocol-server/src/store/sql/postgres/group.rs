@@ -647,8 +647,8 @@ mod tests {
     use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 
     use crate::store::{
-        ClaimOutcome, KeyClaim, KeyScope, PostgresTaskStore, StoreError, TaskStore, TaskWrite,
-        WriteOutcome,
+        ClaimOutcome, KeyClaim, KeyScope, PostgresTaskStore, StoreError, TaskStore, TaskStoreExt,
+        TaskWrite, WriteOutcome,
     };
 
     /// A store in a schema of its own (dropped at the end), or `None` when

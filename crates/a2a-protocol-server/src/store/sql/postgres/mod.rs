@@ -264,7 +264,7 @@ mod tests {
 
     use a2a_protocol_types::{Message, Task, TaskState, TaskStatus};
 
-    use crate::store::{PostgresTaskStore, TaskStore, TaskWrite, WriteOutcome};
+    use crate::store::{PostgresTaskStore, TaskStore, TaskStoreExt, TaskWrite, WriteOutcome};
 
     /// Connections are not pinged before each statement, but one that sat idle long enough to
     /// have lost its server (here: terminated by the database) is pinged and replaced, so the

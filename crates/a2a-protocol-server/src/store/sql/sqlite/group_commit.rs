@@ -525,7 +525,8 @@ mod tests {
     use a2a_protocol_types::{Message, Task, TaskState, TaskStatus};
 
     use crate::store::{
-        ClaimOutcome, KeyClaim, KeyScope, SqliteTaskStore, TaskStore, TaskWrite, WriteOutcome,
+        ClaimOutcome, KeyClaim, KeyScope, SqliteTaskStore, TaskStore, TaskStoreExt, TaskWrite,
+        WriteOutcome,
     };
 
     fn claim(key: &str, message: &str, task: &str) -> KeyClaim {
@@ -747,7 +748,11 @@ mod tests {
                     .is_some()
             );
         }
-        let stored = store.load("", &"existing".into()).await.unwrap().unwrap();
+        let stored = store
+            .load_stored("", &"existing".into())
+            .await
+            .unwrap()
+            .unwrap();
         assert_eq!(
             (stored.revision, stored.task.status.state),
             (1, TaskState::Submitted),
