@@ -2,9 +2,10 @@
 //!
 //! Every binding, unary and streaming, admits a send through this module; stores implement
 //! only the storage half: a key taken in the same write that records its message
-//! ([`TaskStore::write`]), or, for a store that keeps the
-//! default, [`TaskStore::claim_idempotency_key`] and [`TaskStore::release_idempotency_key`].
-//! Nothing else decides an outcome.
+//! ([`TaskStore::write`]), or, for a store that cannot write atomically
+//! ([`NonAtomicWrites`](crate::store::NonAtomicWrites)), claimed
+//! ([`TaskStore::claim_idempotency_key`]) before its task is saved and released
+//! ([`TaskStore::release_idempotency_key`]) if the save fails. Nothing else decides an outcome.
 //!
 //! | situation | result | JSON-RPC | HTTP+JSON |
 //! |---|---|---|---|
@@ -17,9 +18,9 @@
 //! | key held but its task was swept | TaskNotFound, never a second run | -32001 | 404 |
 //! | index full / store overloaded | refuse, nothing runs, retryable | -32603 + `RESOURCE_EXHAUSTED` + RetryInfo, HTTP 503 + `Retry-After` | 503 + `Retry-After` |
 //!
-//! A replay answers as the original request would ([`RequestHandler::answer_replay`],
-//! [`RequestHandler::stream_replay`]): a blocking retry waits like the original, a streaming
-//! retry yields the task snapshot then follows the task. The bundled stores take a
+//! A replay answers as the original request would (`answer_replay`, `stream_replay` below): a
+//! blocking retry waits like the original, a streaming retry yields the task snapshot then
+//! follows the task. The bundled stores take a
 //! key and write its task (or its follow-up message) in one atomic step, so a key is never
 //! held without what it stands for, and a held key whose task is missing means retention
 //! removed the task. With a store that takes the key first, a retry that arrives between the

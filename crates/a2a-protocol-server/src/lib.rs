@@ -29,6 +29,7 @@
 //! | `tls` | `tls::TlsConfig`: HTTPS terminated by the server, and client certificates (mutual TLS) |
 //! | `push` | push notification delivery: `RequestHandlerBuilder::with_push`, webhooks POSTed from the store's outbox |
 //! | `otel` | request spans joined to the caller's trace in the OpenTelemetry context, for a `tracing-opentelemetry` layer to export |
+//! | `testing` | `store::conformance`: the store contract as checks, for the tests of a store of your own |
 
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![forbid(unsafe_code)]

@@ -1012,3 +1012,77 @@ async fn a_push_config_written_with_a_task_is_saved_with_it_and_notified_at_once
         s.cleanup().await;
     }
 }
+
+#[tokio::test]
+async fn every_bundled_store_passes_the_exported_conformance_suite() {
+    use a2a_protocol_server::store::conformance::Conformance;
+    for s in all_stores().await {
+        let report = Conformance::new(Arc::clone(&s.store))
+            .with_tenant_aware(s.tenant_aware)
+            .run()
+            .await
+            .unwrap_or_else(|failure| panic!("{}: {failure}", s.name));
+        println!(
+            "{}: passed {:?}; not offered {:?}",
+            s.name, report.passed, report.not_offered
+        );
+        assert_eq!(
+            report.passed.len(),
+            7 + usize::from(s.tenant_aware),
+            "{}",
+            s.name
+        );
+        s.cleanup().await;
+    }
+}
+
+#[tokio::test]
+async fn the_conformance_suite_catches_a_store_that_writes_over_any_revision() {
+    use a2a_protocol_server::store::conformance::{Conformance, Failure};
+    use a2a_protocol_server::store::{
+        InMemoryTaskStore, Loaded, StoreError, TaskPage, TaskStore, TaskWrite, WriteOutcome,
+    };
+
+    /// The in-memory store, except that an update is written over whatever revision is
+    /// stored: the lost update the contract forbids.
+    struct Careless(InMemoryTaskStore);
+
+    #[async_trait::async_trait]
+    impl TaskStore for Careless {
+        async fn load(
+            &self,
+            tenant: &str,
+            id: &TaskId,
+            known: Option<u64>,
+        ) -> Result<Loaded, StoreError> {
+            self.0.load(tenant, id, known).await
+        }
+        async fn list(&self, tenant: &str, query: &TaskQuery) -> Result<TaskPage, StoreError> {
+            self.0.list(tenant, query).await
+        }
+        async fn write(&self, write: &TaskWrite<'_>) -> Result<WriteOutcome, StoreError> {
+            let mut write = *write;
+            if write.expected.is_some()
+                && let Some(stored) = self.0.load_stored(write.tenant, &write.task.id).await?
+            {
+                write.expected = Some(stored.revision);
+            }
+            self.0.write(&write).await
+        }
+    }
+
+    let failure = Conformance::new(Arc::new(Careless(InMemoryTaskStore::new())))
+        .run()
+        .await
+        .expect_err("the suite finds the lost update");
+    assert!(
+        matches!(
+            failure,
+            Failure::Broken {
+                check: "writes are conditional on the revision read",
+                ..
+            }
+        ),
+        "{failure}"
+    );
+}

@@ -96,30 +96,12 @@ impl Head {
         state: &AppState,
         binding: &'static str,
         operation: &'static str,
-        #[cfg_attr(not(feature = "otel"), allow(unused_variables))] headers: &HeaderMap,
+        headers: &HeaderMap,
     ) -> Observed {
         let ctx = &mut self.ctx;
-        #[cfg(feature = "otel")]
-        let span = if state.joins_otel {
-            let span = tracing::info_span!(
-                "a2a_request",
-                binding,
-                operation,
-                trace_id = tracing::field::Empty,
-            );
-            crate::telemetry::join_otel_trace(&span, headers, &mut ctx.trace);
-            if let Some(trace) = ctx.trace.filter(|_| !span.is_disabled()) {
-                span.record("trace_id", trace.trace_id().as_str());
-            }
-            Some(span)
-        } else {
-            None
-        };
-        #[cfg(not(feature = "otel"))]
-        let span: Option<tracing::Span> = None;
-        // The trace id is known before the span opens, so it is formatted with the other
-        // fields rather than recorded after (a second pass over the span's fields).
-        let span = span.unwrap_or_else(|| {
+        let span = joined_span(state, binding, operation, headers, ctx).unwrap_or_else(|| {
+            // The trace id is known before the span opens, so it is formatted with the other
+            // fields rather than recorded after (a second pass over the span's fields).
             tracing::info_span!(
                 "a2a_request",
                 binding,
@@ -161,6 +143,44 @@ impl Head {
         }
         HeaderValue::from_str(&format_extensions_header(&activated)).ok()
     }
+}
+
+/// The request's span as a child of the caller's in the OpenTelemetry context, when the server
+/// joins OpenTelemetry traces; that may make the caller's trace the request's own.
+#[cfg(feature = "otel")]
+fn joined_span(
+    state: &AppState,
+    binding: &'static str,
+    operation: &'static str,
+    headers: &HeaderMap,
+    ctx: &mut CallContext,
+) -> Option<tracing::Span> {
+    if !state.joins_otel {
+        return None;
+    }
+    let span = tracing::info_span!(
+        "a2a_request",
+        binding,
+        operation,
+        trace_id = tracing::field::Empty,
+    );
+    crate::telemetry::join_otel_trace(&span, headers, &mut ctx.trace);
+    if let Some(trace) = ctx.trace.filter(|_| !span.is_disabled()) {
+        span.record("trace_id", trace.trace_id().as_str());
+    }
+    Some(span)
+}
+
+/// Without the `otel` feature, no request joins an OpenTelemetry trace.
+#[cfg(not(feature = "otel"))]
+fn joined_span(
+    _state: &AppState,
+    _binding: &'static str,
+    _operation: &'static str,
+    _headers: &HeaderMap,
+    _ctx: &mut CallContext,
+) -> Option<tracing::Span> {
+    None
 }
 
 /// An operation's span, timer and deadline.

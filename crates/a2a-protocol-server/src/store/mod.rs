@@ -18,6 +18,9 @@
 //!   and get `TaskNotFound`, not a free key and a second run.
 
 mod config;
+#[cfg(feature = "testing")]
+#[cfg_attr(docsrs, doc(cfg(feature = "testing")))]
+pub mod conformance;
 mod coordination;
 mod error;
 pub(crate) mod footprint;
