@@ -15,7 +15,7 @@ use a2a_protocol_server::store::{
     TaskQuery, TaskStore, TaskWrite, WriteOutcome,
 };
 use a2a_protocol_server::{AgentExecutor, CallContext, EventSink, RequestContext, RequestHandler};
-use a2a_protocol_types::idempotency::{generate_key, set_key};
+use a2a_protocol_types::idempotency::{IdempotencyKey, generate_key, set_key};
 use a2a_protocol_types::{
     A2aError, Message, MessageId, SendMessageRequest, SendMessageResponse, Task, TaskId,
 };
@@ -33,7 +33,7 @@ struct Maps {
     /// (tenant, task id) -> (task, revision).
     tasks: HashMap<(String, TaskId), (Task, u64)>,
     /// (scope, key) -> (message id, task id). Never removed with a task.
-    keys: HashMap<(KeyScope, String), (MessageId, TaskId)>,
+    keys: HashMap<(KeyScope, IdempotencyKey), (MessageId, TaskId)>,
 }
 
 impl Maps {

@@ -4,8 +4,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use a2a_protocol_server::store::{
-    InMemoryTaskStore, PostgresTaskStore, Retention, RetentionPolicy, SqlStoreOptions,
-    SqliteTaskStore, StoreError, TaskStore, TaskStoreConfig,
+    InMemoryStoreConfig, InMemoryTaskStore, PostgresTaskStore, Retention, RetentionPolicy,
+    SqlStoreOptions, SqliteTaskStore, StoreError, TaskStore,
 };
 
 use crate::exit::Failure;
@@ -48,8 +48,8 @@ impl Keep {
         policy
     }
 
-    fn memory_config(&self) -> TaskStoreConfig {
-        let mut config = TaskStoreConfig::default();
+    fn memory_config(&self) -> InMemoryStoreConfig {
+        let mut config = InMemoryStoreConfig::default();
         if let Some(ttl) = self.keep_terminal {
             config = config.with_terminal_task_ttl(ttl);
         }

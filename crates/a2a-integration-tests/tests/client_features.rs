@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use a2a_integration_tests::support::{CountingAgent, serve, serve_on};
 use a2a_protocol_client::{Binding, ClientBuilder, ClientError, FailureClass, Phase, RetryPolicy};
-use a2a_protocol_server::store::{InMemoryTaskStore, TaskStoreConfig};
+use a2a_protocol_server::store::{InMemoryStoreConfig, InMemoryTaskStore};
 use a2a_protocol_server::{A2aServer, CallerIdentity, RequestHandler, ServerConfig};
 use a2a_protocol_types::idempotency::{IDEMPOTENCY_EXTENSION_URI, generate_key, set_key};
 use a2a_protocol_types::{
@@ -179,7 +179,7 @@ async fn a_capacity_refusal_is_retried_after_the_advised_delay_or_reported_when_
     ] {
         for binding in BINDINGS {
             let store = Arc::new(InMemoryTaskStore::with_config(
-                TaskStoreConfig::default()
+                InMemoryStoreConfig::default()
                     .with_max_idempotency_keys(1)
                     .with_idempotency_key_ttl(key_ttl),
             ));

@@ -6,7 +6,7 @@
 use std::hint::black_box;
 
 use a2a_protocol_server::store::{
-    InMemoryTaskStore, KeyClaim, KeyScope, TaskStore, TaskStoreConfig,
+    InMemoryStoreConfig, InMemoryTaskStore, KeyClaim, KeyScope, TaskStore,
 };
 use a2a_protocol_types::{MessageId, TaskId};
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
@@ -14,7 +14,7 @@ use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 fn claim(i: u64) -> KeyClaim {
     KeyClaim {
         scope: KeyScope::default(),
-        key: format!("{i:064x}"),
+        key: format!("{i:064x}").parse().expect("a valid key"),
         message_id: MessageId::new(format!("message-{i:08}-0000-0000-0000-000000000000")),
         task_id: TaskId::new(format!("task-{i:08}-0000-0000-0000-000000000000")),
         charged_to: None,
@@ -23,7 +23,7 @@ fn claim(i: u64) -> KeyClaim {
 
 fn filled(runtime: &tokio::runtime::Runtime, held: u64) -> InMemoryTaskStore {
     // Room for the held keys plus the one each iteration claims and releases.
-    let config = TaskStoreConfig::default().with_max_idempotency_keys(held as usize + 1);
+    let config = InMemoryStoreConfig::default().with_max_idempotency_keys(held as usize + 1);
     let store = InMemoryTaskStore::with_config(config);
     runtime.block_on(async {
         for i in 0..held {

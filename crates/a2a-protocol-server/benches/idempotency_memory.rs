@@ -4,7 +4,7 @@
 //! Run: `cargo bench -p a2a-protocol-server --bench idempotency_memory`
 
 use a2a_protocol_server::store::{InMemoryTaskStore, KeyClaim, KeyScope, TaskStore};
-use a2a_protocol_types::idempotency::generate_key;
+use a2a_protocol_types::idempotency::IdempotencyKey;
 use a2a_protocol_types::{MessageId, TaskId};
 
 #[global_allocator]
@@ -20,7 +20,7 @@ fn main() {
     let claims: Vec<KeyClaim> = (0..KEYS)
         .map(|_| KeyClaim {
             scope: KeyScope::default(),
-            key: generate_key(),
+            key: IdempotencyKey::generate(),
             message_id: MessageId::random(),
             task_id: TaskId::random(),
             charged_to: None,

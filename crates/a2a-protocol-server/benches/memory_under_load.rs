@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use a2a_protocol_server::agents::EchoAgent;
-use a2a_protocol_server::store::{InMemoryTaskStore, TaskStoreConfig};
+use a2a_protocol_server::store::{InMemoryStoreConfig, InMemoryTaskStore};
 use a2a_protocol_server::{CallContext, RequestHandler};
 use a2a_protocol_types::idempotency::{generate_key, set_key};
 use a2a_protocol_types::{Message, SendMessageRequest};
@@ -20,7 +20,7 @@ static ALLOC: dhat::Alloc = dhat::Alloc;
 #[tokio::main(flavor = "current_thread")]
 async fn main() {
     let _profiler = dhat::Profiler::builder().testing().build();
-    let config = TaskStoreConfig::default()
+    let config = InMemoryStoreConfig::default()
         .with_terminal_task_ttl(Duration::from_millis(200))
         .with_idempotency_key_ttl(Duration::from_secs(1));
     let store = Arc::new(InMemoryTaskStore::with_config(config));

@@ -18,7 +18,7 @@ use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 use tower::ServiceExt as _;
 
-use crate::server::ServerConfig;
+use crate::config::ServerConfig;
 
 #[cfg(feature = "grpc")]
 mod pacing;

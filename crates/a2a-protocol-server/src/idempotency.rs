@@ -31,7 +31,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use a2a_protocol_types::idempotency::key_of;
+use a2a_protocol_types::idempotency::IdempotencyKey;
 use a2a_protocol_types::{A2aError, Message, StreamResponse, Task, TaskId};
 use futures::{StreamExt, stream};
 use tokio::time::Instant;
@@ -72,7 +72,7 @@ impl Idempotency {
         message: &Message,
         task_id: &TaskId,
     ) -> Result<Option<KeyClaim>, A2aError> {
-        let key = match key_of(message) {
+        let key = match IdempotencyKey::of(message) {
             Ok(None) => return Ok(None),
             Ok(Some(key)) => key,
             Err(error) => {
@@ -91,7 +91,7 @@ impl Idempotency {
         }
         Ok(Some(KeyClaim {
             scope,
-            key: key.to_owned(),
+            key,
             message_id: message.id.clone(),
             task_id: task_id.clone(),
             charged_to,

@@ -38,11 +38,15 @@
 pub mod agents;
 pub mod auth;
 mod bindings;
+mod config;
 mod connections;
+#[doc(hidden)]
+pub mod doctest;
 mod embedding;
 pub mod executor;
 mod handler;
 pub mod idempotency;
+mod identity;
 mod in_span;
 pub mod push;
 mod runtime;
@@ -57,10 +61,11 @@ pub mod tls;
 type TaskIdHasher = foldhash::fast::RandomState;
 
 pub use a2a_protocol_types as types;
+pub use config::{CallerResolver, ServerConfig};
 pub use embedding::ServerHandle;
 pub use executor::{AgentExecutor, CallerIdentity, CancelContext, EventSink, RequestContext};
 pub use handler::{
     CallContext, EventStream, HandlerConfig, MAX_IDENTIFIER_BYTES, RequestHandler,
     RequestHandlerBuilder,
 };
-pub use server::{A2aServer, CallerResolver, ServerConfig};
+pub use server::A2aServer;

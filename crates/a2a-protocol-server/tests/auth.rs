@@ -12,7 +12,7 @@ use a2a_protocol_server::agents::EchoAgent;
 use a2a_protocol_server::auth::{
     Algorithm, Authenticator, DecodingKey, JwtVerifier, StaticCredentials, Validation,
 };
-use a2a_protocol_server::store::{InMemoryTaskStore, TaskStoreConfig};
+use a2a_protocol_server::store::{InMemoryStoreConfig, InMemoryTaskStore};
 use a2a_protocol_server::{A2aServer, RequestHandler, ServerConfig};
 use a2a_protocol_types::AgentCard;
 use a2a_protocol_types::security::{
@@ -623,7 +623,7 @@ async fn a_caller_at_its_key_quota_gets_503_while_another_caller_goes_on() {
     for binding in BINDINGS {
         // A server per binding: each caller's quota starts empty.
         let store = InMemoryTaskStore::with_config(
-            TaskStoreConfig::default()
+            InMemoryStoreConfig::default()
                 .with_max_idempotency_keys(8)
                 .with_max_idempotency_keys_per_holder(2),
         );

@@ -429,9 +429,9 @@ fn random_identifiers_never_produce_a_server_error_on_any_store() {
 
 #[tokio::test]
 async fn a_flood_of_tenant_names_is_bounded() {
-    use a2a_protocol_server::store::{InMemoryTaskStore, TaskStoreConfig};
+    use a2a_protocol_server::store::{InMemoryStoreConfig, InMemoryTaskStore};
     let store = Arc::new(InMemoryTaskStore::with_config(
-        TaskStoreConfig::default()
+        InMemoryStoreConfig::default()
             .with_tenant_aware(true)
             .with_max_tenants(50),
     ));

@@ -7,8 +7,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use a2a_protocol_server::store::{
-    ClaimOutcome, InMemoryTaskStore, KeyClaim, KeyFirstStore, NonAtomicWrites, StoreError,
-    TaskPage, TaskQuery, TaskStoreConfig,
+    ClaimOutcome, InMemoryStoreConfig, InMemoryTaskStore, KeyClaim, KeyFirstStore, NonAtomicWrites,
+    StoreError, TaskPage, TaskQuery,
 };
 use a2a_protocol_server::{CallerIdentity, HandlerConfig, RequestHandler, ServerConfig};
 use a2a_protocol_types::{Task, TaskId};
@@ -357,7 +357,7 @@ async fn a_key_whose_task_was_swept_answers_task_not_found_and_runs_nothing() {
     for binding in BINDINGS {
         let agent = CountingAgent::new();
         let store = Arc::new(InMemoryTaskStore::with_config(
-            TaskStoreConfig::default().with_terminal_task_ttl(Duration::from_millis(20)),
+            InMemoryStoreConfig::default().with_terminal_task_ttl(Duration::from_millis(20)),
         ));
         let server = serve_handler(handler_with_store(agent.clone(), store.clone())).await;
         let key = key();
@@ -416,7 +416,7 @@ async fn past_the_key_cap_a_new_key_gets_503_and_runs_nothing() {
     for binding in BINDINGS {
         let agent = CountingAgent::new();
         let store = Arc::new(InMemoryTaskStore::with_config(
-            TaskStoreConfig::default().with_max_idempotency_keys(2),
+            InMemoryStoreConfig::default().with_max_idempotency_keys(2),
         ));
         let server = serve_handler(handler_with_store(agent.clone(), store)).await;
         let (a, b) = (key(), key());
@@ -482,7 +482,7 @@ async fn past_the_key_cap_a_new_key_gets_503_and_runs_nothing() {
 async fn an_expired_key_is_free_again() {
     let agent = CountingAgent::new();
     let store = Arc::new(InMemoryTaskStore::with_config(
-        TaskStoreConfig::default().with_idempotency_key_ttl(Duration::from_millis(1500)),
+        InMemoryStoreConfig::default().with_idempotency_key_ttl(Duration::from_millis(1500)),
     ));
     let server = serve_handler(handler_with_store(agent.clone(), store)).await;
     let key = key();
@@ -744,7 +744,7 @@ async fn an_overloaded_store_refuses_with_a_retryable_503() {
 /// An in-memory store of five keys where, once two are held, each holder may hold two.
 fn two_keys_each() -> Arc<InMemoryTaskStore> {
     Arc::new(InMemoryTaskStore::with_config(
-        TaskStoreConfig::default()
+        InMemoryStoreConfig::default()
             .with_max_idempotency_keys(5)
             .with_max_idempotency_keys_per_holder(2),
     ))

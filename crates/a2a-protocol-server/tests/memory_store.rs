@@ -6,8 +6,8 @@ mod common;
 use std::time::Duration;
 
 use a2a_protocol_server::store::{
-    ClaimOutcome, InMemoryTaskStore, KeyClaim, KeyScope, StoreError, TaskQuery, TaskStore,
-    TaskStoreConfig, TaskStoreExt,
+    ClaimOutcome, InMemoryStoreConfig, InMemoryTaskStore, KeyClaim, KeyScope, StoreError,
+    TaskQuery, TaskStore, TaskStoreExt,
 };
 use a2a_protocol_types::{MessageId, Task, TaskId, TaskState, TaskStatus};
 use common::stores::put;
@@ -22,7 +22,7 @@ fn claim(tenant: &str, key: &str, message: &str, task: &str) -> KeyClaim {
             tenant: tenant.into(),
             caller: None,
         },
-        key: key.into(),
+        key: key.parse().expect("a valid key"),
         message_id: MessageId::new(message),
         task_id: TaskId::new(task),
         charged_to: None,
@@ -123,7 +123,7 @@ async fn racing_claims_of_one_key_have_exactly_one_winner() {
 #[tokio::test]
 async fn the_key_cap_refuses_new_keys_but_never_evicts_live_ones() {
     let store =
-        InMemoryTaskStore::with_config(TaskStoreConfig::default().with_max_idempotency_keys(3));
+        InMemoryTaskStore::with_config(InMemoryStoreConfig::default().with_max_idempotency_keys(3));
     for i in 0..3 {
         let key = format!("{KEY}-{i}");
         store
@@ -160,7 +160,7 @@ async fn the_key_cap_refuses_new_keys_but_never_evicts_live_ones() {
 #[tokio::test]
 async fn expired_keys_make_room_under_the_cap() {
     let store = InMemoryTaskStore::with_config(
-        TaskStoreConfig::default()
+        InMemoryStoreConfig::default()
             .with_max_idempotency_keys(2)
             .with_idempotency_key_ttl(Duration::from_millis(20)),
     );
@@ -189,7 +189,7 @@ async fn expired_keys_make_room_under_the_cap() {
 
 #[tokio::test]
 async fn the_task_cap_evicts_the_oldest_terminal_task_first_and_never_a_running_one() {
-    let store = InMemoryTaskStore::with_config(TaskStoreConfig::default().with_max_tasks(3));
+    let store = InMemoryTaskStore::with_config(InMemoryStoreConfig::default().with_max_tasks(3));
     put(&store, "", task("running", TaskState::Working))
         .await
         .expect("ok");
@@ -238,7 +238,7 @@ async fn the_task_cap_evicts_the_oldest_terminal_task_first_and_never_a_running_
 #[tokio::test]
 async fn terminal_tasks_expire_and_their_keys_outlive_them() {
     let store = InMemoryTaskStore::with_config(
-        TaskStoreConfig::default().with_terminal_task_ttl(Duration::from_millis(20)),
+        InMemoryStoreConfig::default().with_terminal_task_ttl(Duration::from_millis(20)),
     );
     store
         .claim_idempotency_key(&claim("", KEY, "m1", "t1"))
@@ -285,7 +285,7 @@ async fn terminal_tasks_expire_and_their_keys_outlive_them() {
 #[tokio::test]
 async fn memory_stays_bounded_under_sustained_load() {
     let store = InMemoryTaskStore::with_config(
-        TaskStoreConfig::default()
+        InMemoryStoreConfig::default()
             .with_max_tasks(500)
             .with_max_idempotency_keys(100_000),
     );
@@ -313,7 +313,7 @@ async fn memory_stays_bounded_under_sustained_load() {
 #[tokio::test]
 async fn a_tenant_aware_store_keeps_tenants_apart_with_limits_each() {
     let store = InMemoryTaskStore::with_config(
-        TaskStoreConfig::default()
+        InMemoryStoreConfig::default()
             .with_tenant_aware(true)
             .with_max_idempotency_keys(1),
     );
@@ -362,7 +362,7 @@ async fn a_tenant_aware_store_keeps_tenants_apart_with_limits_each() {
 #[tokio::test]
 async fn a_tenant_aware_store_holds_a_bounded_number_of_tenants() {
     let store = InMemoryTaskStore::with_config(
-        TaskStoreConfig::default()
+        InMemoryStoreConfig::default()
             .with_tenant_aware(true)
             .with_max_tenants(3)
             .with_terminal_task_ttl(Duration::ZERO),
@@ -415,7 +415,7 @@ async fn task_bytes_are_bounded_and_make_room_from_finished_tasks() {
         task
     };
     let store = InMemoryTaskStore::with_config(
-        TaskStoreConfig::default().with_max_task_bytes(3 * 1024 * 1024 + 4096),
+        InMemoryStoreConfig::default().with_max_task_bytes(3 * 1024 * 1024 + 4096),
     );
     put(&store, "", megabyte("done", TaskState::Completed, 1))
         .await
@@ -454,8 +454,9 @@ async fn task_bytes_are_bounded_and_make_room_from_finished_tasks() {
 async fn a_versioned_write_counts_the_messages_it_appends() {
     use a2a_protocol_server::store::{TaskWrite, WriteOutcome};
     use std::sync::Arc;
-    let store =
-        InMemoryTaskStore::with_config(TaskStoreConfig::default().with_max_task_bytes(1536 * 1024));
+    let store = InMemoryTaskStore::with_config(
+        InMemoryStoreConfig::default().with_max_task_bytes(1536 * 1024),
+    );
     let mut running = task("t-1", TaskState::Working);
     running.history.push(a2a_protocol_types::Message::user_text(
         "x".repeat(1024 * 1024),

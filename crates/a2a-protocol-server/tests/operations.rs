@@ -5,7 +5,7 @@ mod common;
 use std::time::Duration;
 
 use a2a_protocol_server::agents::ConformanceAgent;
-use a2a_protocol_server::store::{InMemoryTaskStore, TaskStoreConfig};
+use a2a_protocol_server::store::{InMemoryStoreConfig, InMemoryTaskStore};
 use a2a_protocol_server::{RequestHandler, ServerConfig};
 use a2a_protocol_types::AgentCard;
 use common::*;
@@ -563,7 +563,7 @@ async fn either_binding_can_be_served_alone() {
 async fn tenants_are_isolated_on_a_tenant_aware_store() {
     let handler = RequestHandler::builder(CountingAgent::new())
         .with_store(InMemoryTaskStore::with_config(
-            TaskStoreConfig::default().with_tenant_aware(true),
+            InMemoryStoreConfig::default().with_tenant_aware(true),
         ))
         .build();
     let server = serve_handler(handler).await;

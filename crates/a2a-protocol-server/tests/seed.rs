@@ -6,7 +6,7 @@ mod common;
 use std::sync::Arc;
 
 use a2a_protocol_server::RequestHandler;
-use a2a_protocol_server::store::{InMemoryTaskStore, TaskStore, TaskStoreConfig};
+use a2a_protocol_server::store::{InMemoryStoreConfig, InMemoryTaskStore, TaskStore};
 use a2a_protocol_types::agent_card::AgentCard;
 use common::*;
 
@@ -24,7 +24,7 @@ async fn every_bundled_store_advertises_the_extension_on_the_card() {
         (
             "tenant-aware in-memory",
             Arc::new(InMemoryTaskStore::with_config(
-                TaskStoreConfig::default().with_tenant_aware(true),
+                InMemoryStoreConfig::default().with_tenant_aware(true),
             )),
         ),
     ];

@@ -27,7 +27,7 @@ fn claim(tenant: &str, caller: Option<&str>, message: &str, task: &str) -> KeyCl
             tenant: tenant.into(),
             caller: caller.map(str::to_owned),
         },
-        key: KEY.into(),
+        key: KEY.parse().expect("a valid key"),
         message_id: MessageId::new(message),
         task_id: TaskId::new(task),
         charged_to: None,
@@ -482,7 +482,7 @@ async fn retention_deletes_old_terminal_tasks_then_their_keys_never_a_live_tasks
             .await
             .expect("ok");
         let mut running_key = claim(tenant, None, "m-running", "running");
-        running_key.key = format!("{KEY}-running");
+        running_key.key = format!("{KEY}-running").parse().expect("a valid key");
         store.claim_idempotency_key(&running_key).await.expect("ok");
 
         // Nothing is old enough yet.

@@ -21,7 +21,9 @@ fn claim(message: &str, task: &str) -> KeyClaim {
             tenant: "acme".into(),
             caller: None,
         },
-        key: "8f14e45fceea167a5a36dedd4bea2543".into(),
+        key: "8f14e45fceea167a5a36dedd4bea2543"
+            .parse()
+            .expect("a valid key"),
         message_id: message.into(),
         task_id: task.into(),
         charged_to: None,
@@ -155,7 +157,9 @@ async fn a_key_is_taken_in_the_same_step_as_its_task_or_not_at_all() {
         );
         // A write that fails on its revision leaves its key free.
         let fresh = KeyClaim {
-            key: "9a14e45fceea167a5a36dedd4bea2543".into(),
+            key: "9a14e45fceea167a5a36dedd4bea2543"
+                .parse()
+                .expect("a valid key"),
             ..claim("m-3", "t-1")
         };
         let write = TaskWrite::update("acme", &first, 99).with_claim(Some(&fresh));

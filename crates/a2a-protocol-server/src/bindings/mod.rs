@@ -20,8 +20,8 @@ use axum::Router;
 use axum::routing::{get, post};
 use tokio_util::sync::CancellationToken;
 
+use crate::config::ServerConfig;
 use crate::handler::RequestHandler;
-use crate::server::ServerConfig;
 
 /// What every binding's handlers share.
 #[derive(Clone)]

@@ -74,7 +74,7 @@ impl RequestHandler {
                 && stored
                     .owner
                     .as_deref()
-                    .is_some_and(|o| o != &*self.inner.owner)
+                    .is_some_and(|o| o != &*self.inner.services.owner)
         });
         if let Some(coordination) = remote {
             let task = TaskRef::new(&tenant, &request.id);
@@ -167,7 +167,10 @@ impl RequestHandler {
         let Some(coordination) = self.inner.store.coordination() else {
             return;
         };
-        let asked = match coordination.cancel_requests(&self.inner.owner).await {
+        let asked = match coordination
+            .cancel_requests(&self.inner.services.owner)
+            .await
+        {
             Ok(asked) => asked,
             Err(error) => {
                 tracing::warn!(%error, "could not read cancel requests");

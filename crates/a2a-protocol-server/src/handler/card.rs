@@ -1,5 +1,5 @@
-//! The card's capabilities, derived from what the handler can actually do, so the card and
-//! the behaviour cannot drift.
+//! The agent's cards, and their capabilities derived from what the handler can actually do,
+//! so the card and the behaviour cannot drift.
 
 use a2a_protocol_types::AgentCard;
 use a2a_protocol_types::budget::BUDGET_EXTENSION_URI;
@@ -8,6 +8,20 @@ use a2a_protocol_types::idempotency::IDEMPOTENCY_EXTENSION_URI;
 use a2a_protocol_types::lease::LEASE_EXTENSION_URI;
 
 use crate::store::TaskStore;
+
+/// Tailors the extended card to the authenticated caller who reads it.
+pub(crate) type ExtendedCardTailor =
+    std::sync::Arc<dyn Fn(&crate::CallerIdentity, AgentCard) -> AgentCard + Send + Sync>;
+
+/// The cards the agent serves.
+pub(crate) struct Cards {
+    /// The public card.
+    pub(crate) public: AgentCard,
+    /// The card for authenticated callers, when there is one.
+    pub(crate) extended: Option<AgentCard>,
+    /// Tailors the extended card to its reader.
+    pub(crate) tailor: Option<ExtendedCardTailor>,
+}
 
 pub(super) fn derive(
     mut card: AgentCard,

@@ -130,7 +130,7 @@ impl Following {
                 Phase::Live(events) => {
                     let next = tokio::select! {
                         next = events.next() => next,
-                        () = self.inner.stopped.cancelled() => {
+                        () = self.inner.services.stopped.cancelled() => {
                             self.phase = Phase::Done;
                             continue;
                         }
@@ -236,7 +236,7 @@ impl Following {
             () = became_live => return,
             () = noticed => {}
             () = tokio::time::sleep(poll) => {}
-            () = inner.stopped.cancelled() => {
+            () = inner.services.stopped.cancelled() => {
                 self.phase = Phase::Done;
                 return;
             }
@@ -259,7 +259,7 @@ impl Following {
         }
         let task = TaskRef::new(&self.tenant, &self.last.id);
         match coordination
-            .follow(&task, &self.inner.owner, FOLLOW_TTL)
+            .follow(&task, &self.inner.services.owner, FOLLOW_TTL)
             .await
         {
             Ok(()) => self.registered = Some(tokio::time::Instant::now()),

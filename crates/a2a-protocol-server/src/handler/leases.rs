@@ -100,7 +100,7 @@ async fn watch(inner: Weak<Inner>) {
         let Some(inner) = inner.upgrade() else {
             return;
         };
-        let Some(leases) = &inner.leases else {
+        let Some(leases) = &inner.services.leases else {
             return;
         };
         let lapsed = leases.lapsed();
@@ -124,7 +124,7 @@ async fn watch(inner: Weak<Inner>) {
 impl RequestHandler {
     /// Leases the task just started, in the store when it keeps leases.
     pub(crate) async fn grant_lease(&self, tenant: &str, id: &TaskId, lease: Lease) {
-        let Some(leases) = &self.inner.leases else {
+        let Some(leases) = &self.inner.services.leases else {
             return;
         };
         match self.inner.store.coordination() {
@@ -140,7 +140,7 @@ impl RequestHandler {
 
     /// Renews the task's lease, if it has one.
     pub(crate) async fn renew_lease(&self, tenant: &str, id: &TaskId) {
-        let Some(leases) = &self.inner.leases else {
+        let Some(leases) = &self.inner.services.leases else {
             return;
         };
         match self.inner.store.coordination() {
@@ -156,14 +156,16 @@ impl RequestHandler {
     /// Forgets the lease of a task that settled. (A stored lease needs nothing: a finished
     /// task's lease never lapses.)
     pub(crate) async fn release_lease(&self, tenant: &str, id: &TaskId) {
-        if let (Some(leases), None) = (&self.inner.leases, self.inner.store.coordination()) {
+        if let (Some(leases), None) = (&self.inner.services.leases, self.inner.store.coordination())
+        {
             leases.release(tenant, id);
         }
     }
 
     /// Cancels the tasks whose stored leases lapsed; each is taken by one process only.
     pub(crate) async fn cancel_lapsed_leases(&self) {
-        let (Some(_), Some(coordination)) = (&self.inner.leases, self.inner.store.coordination())
+        let (Some(_), Some(coordination)) =
+            (&self.inner.services.leases, self.inner.store.coordination())
         else {
             return;
         };

@@ -7,6 +7,7 @@ mod leases;
 mod push;
 mod recovery;
 mod send;
+mod services;
 mod shutdown;
 mod subscribe;
 mod upkeep;
@@ -315,25 +316,13 @@ impl HandlerConfig {
 pub(crate) struct Inner {
     pub(crate) executor: Arc<dyn AgentExecutor>,
     pub(crate) store: Arc<dyn TaskStore>,
-    pub(crate) registry: Registry,
     pub(crate) idempotency: Idempotency,
-    pub(crate) card: AgentCard,
-    pub(crate) extended_card: Option<AgentCard>,
-    pub(crate) tailor_extended_card: Option<ExtendedCardTailor>,
+    /// The tasks whose turns run in this process, and who follows them.
+    pub(crate) registry: Registry,
+    pub(crate) cards: card::Cards,
     pub(crate) config: HandlerConfig,
-    pub(crate) leases: Option<leases::Leases>,
-    /// This process, as turn owners are recorded in a store several processes share.
-    pub(crate) owner: Arc<str>,
-    /// Heartbeat, recovery, cancel requests and lapsed leases, kept up in the background.
-    pub(crate) upkeep: upkeep::Upkeep,
-    /// Set once shutdown begins: new sends are refused, retryably.
-    pub(crate) draining: std::sync::atomic::AtomicBool,
-    /// Cancelled when shutdown ends: whatever still waits on a task (a stream, a blocking
-    /// retry) answers with what it has.
-    pub(crate) stopped: tokio_util::sync::CancellationToken,
-    /// Push notification delivery, when on.
-    #[cfg(feature = "push")]
-    pub(crate) push: Option<crate::push::worker::PushRuntime>,
+    /// What runs beside the requests: heartbeat, recovery, leases, push delivery, shutdown.
+    pub(crate) services: services::Services,
 }
 
 /// Carries out A2A operations for one agent over one store. Cheap to clone.
@@ -392,7 +381,7 @@ pub struct RequestHandlerBuilder {
 }
 
 /// Shapes the extended card per caller.
-type ExtendedCardTailor = Arc<dyn Fn(&CallerIdentity, AgentCard) -> AgentCard + Send + Sync>;
+use card::ExtendedCardTailor;
 
 impl RequestHandlerBuilder {
     /// Supports the lease extension: a task started with a lease of at most `max_ttl` is
@@ -442,10 +431,10 @@ impl RequestHandlerBuilder {
     ///
     /// ```
     /// use a2a_protocol_server::agents::EchoAgent;
-    /// use a2a_protocol_server::store::{InMemoryTaskStore, TaskStoreConfig};
+    /// use a2a_protocol_server::store::{InMemoryTaskStore, InMemoryStoreConfig};
     /// use a2a_protocol_server::RequestHandler;
     ///
-    /// let config = TaskStoreConfig::default().with_tenant_aware(true).with_max_tasks(500);
+    /// let config = InMemoryStoreConfig::default().with_tenant_aware(true).with_max_tasks(500);
     /// let store = InMemoryTaskStore::with_config(config);
     /// let handler = RequestHandler::builder(EchoAgent::new()).with_store(store).build();
     /// assert!(handler.store().supports_idempotency());
@@ -595,17 +584,17 @@ impl RequestHandlerBuilder {
                 idempotency: Idempotency::new(Arc::clone(&store), self.config.replay_wait),
                 store,
                 registry: Registry::default(),
-                card,
-                extended_card,
-                tailor_extended_card: self.tailor_extended_card,
+                cards: card::Cards {
+                    public: card,
+                    extended: extended_card,
+                    tailor: self.tailor_extended_card,
+                },
                 config: self.config,
-                leases: self.max_lease.map(leases::Leases::new),
-                owner: Arc::from(uuid::Uuid::new_v4().to_string()),
-                upkeep: upkeep::Upkeep::default(),
-                draining: std::sync::atomic::AtomicBool::new(false),
-                stopped: tokio_util::sync::CancellationToken::new(),
-                #[cfg(feature = "push")]
-                push,
+                services: services::Services::new(
+                    self.max_lease.map(leases::Leases::new),
+                    #[cfg(feature = "push")]
+                    push,
+                ),
             }),
         };
         // Deliveries a previous run left pending start now, not at the first request.
@@ -666,7 +655,7 @@ impl RequestHandler {
     /// assert_eq!(handler.agent_card().capabilities.push_notifications, Some(false));
     /// ```
     pub fn agent_card(&self) -> &AgentCard {
-        &self.inner.card
+        &self.inner.cards.public
     }
 
     /// The store.
@@ -922,7 +911,7 @@ impl RequestHandler {
         ctx: &CallContext,
     ) -> Result<AgentCard, A2aError> {
         validate::tenant(&request.tenant)?;
-        let card = self.inner.extended_card.as_ref().ok_or_else(|| {
+        let card = self.inner.cards.extended.as_ref().ok_or_else(|| {
             A2aError::unsupported_operation(
                 "this agent has no extended agent card (its card says extendedAgentCard: false)",
             )
@@ -933,7 +922,7 @@ impl RequestHandler {
                  as the public card's securitySchemes declare",
             ));
         };
-        Ok(match &self.inner.tailor_extended_card {
+        Ok(match &self.inner.cards.tailor {
             Some(tailor) => tailor(caller, card.clone()),
             None => card.clone(),
         })
@@ -945,7 +934,10 @@ impl RequestHandler {
 
     /// This process as the store records turn owners, when the store keeps them.
     pub(crate) fn owner(&self) -> Option<&str> {
-        self.inner.store.coordination().map(|_| &*self.inner.owner)
+        self.inner
+            .store
+            .coordination()
+            .map(|_| &*self.inner.services.owner)
     }
 
     /// A sink for a turn on `live`.
@@ -954,7 +946,7 @@ impl RequestHandler {
             .inner
             .store
             .coordination()
-            .map(|_| Arc::clone(&self.inner.owner));
+            .map(|_| Arc::clone(&self.inner.services.owner));
         EventSink::new(
             Arc::clone(live),
             Arc::clone(&self.inner.store),
@@ -968,6 +960,7 @@ impl RequestHandler {
     pub(crate) fn accepting(&self) -> Result<(), A2aError> {
         if self
             .inner
+            .services
             .draining
             .load(std::sync::atomic::Ordering::Acquire)
         {

@@ -26,8 +26,8 @@ impl RequestHandler {
     /// The push settings, when this handler delivers push notifications.
     pub(crate) fn push_settings(&self) -> Option<&PushSettings> {
         #[cfg(feature = "push")]
-        if let Some(push) = &self.inner.push {
-            push.ensure_started(&self.inner.store, &self.inner.owner);
+        if let Some(push) = &self.inner.services.push {
+            push.ensure_started(&self.inner.store, &self.inner.services.owner);
             return Some(&push.settings);
         }
         None

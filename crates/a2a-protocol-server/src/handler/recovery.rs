@@ -54,7 +54,7 @@ impl RequestHandler {
         let lost = stored
             .owner
             .as_deref()
-            .is_some_and(|o| o != &*self.inner.owner)
+            .is_some_and(|o| o != &*self.inner.services.owner)
             && !stored.owner_alive;
         if !lost || stored.task.status.state.is_terminal() {
             return Ok(false);

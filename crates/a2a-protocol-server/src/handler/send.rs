@@ -143,7 +143,11 @@ impl RequestHandler {
 
     /// The request checked, its extension data parsed once.
     fn valid_send(&self, request: SendMessageRequest) -> Result<validate::ValidSend, A2aError> {
-        validate::send(request, &self.inner.card, self.inner.leases.as_ref())
+        validate::send(
+            request,
+            &self.inner.cards.public,
+            self.inner.services.leases.as_ref(),
+        )
     }
 
     /// Admits a checked send: its key decides new or replay ([`crate::idempotency`]), then the
@@ -156,7 +160,11 @@ impl RequestHandler {
     ) -> Result<Started, A2aError> {
         self.accepting()?;
         // A turn is owned through the store only once this process's heartbeat is there.
-        self.inner.upkeep.ensure_started(&self.inner).await?;
+        self.inner
+            .services
+            .upkeep
+            .ensure_started(&self.inner)
+            .await?;
         let scope = KeyScope {
             tenant: send.tenant.clone(),
             caller: ctx.caller.as_ref().map(|c| c.0.clone()),

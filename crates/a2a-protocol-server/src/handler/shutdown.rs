@@ -43,7 +43,7 @@ impl RequestHandler {
     /// # }
     /// ```
     pub async fn shutdown(&self, drain: Duration) {
-        self.inner.draining.store(true, Ordering::Release);
+        self.inner.services.draining.store(true, Ordering::Release);
         if tokio::time::timeout(drain, self.inner.registry.idle())
             .await
             .is_err()
@@ -51,18 +51,18 @@ impl RequestHandler {
             self.stop_running_turns().await;
             let _ = tokio::time::timeout(STOP_GRACE, self.inner.registry.idle()).await;
         }
-        self.inner.upkeep.stop();
+        self.inner.services.upkeep.stop();
         #[cfg(feature = "push")]
-        if let Some(push) = &self.inner.push {
+        if let Some(push) = &self.inner.services.push {
             push.stop();
         }
         if let Some(coordination) = self.inner.store.coordination() {
             // Turns given up to run again are orphaned at once, not after the recovery time.
-            if let Err(error) = coordination.retire(&self.inner.owner).await {
+            if let Err(error) = coordination.retire(&self.inner.services.owner).await {
                 tracing::warn!(%error, "could not retire this process from the store");
             }
         }
-        self.inner.stopped.cancel();
+        self.inner.services.stopped.cancel();
     }
 
     async fn stop_running_turns(&self) {

@@ -35,7 +35,7 @@ impl Upkeep {
                 if let Some(coordination) = inner.store.coordination() {
                     let pace = Pace::of(inner.config.recovery_time);
                     coordination
-                        .heartbeat(&inner.owner, pace.heartbeat_ttl)
+                        .heartbeat(&inner.services.owner, pace.heartbeat_ttl)
                         .await?;
                 }
                 tokio::spawn(run(Arc::downgrade(inner), self.stop.clone()));
@@ -132,7 +132,7 @@ async fn run(inner: Weak<Inner>, stop: CancellationToken) {
         let now = Instant::now();
         if now >= next_heartbeat {
             if let Err(error) = coordination
-                .heartbeat(&handler.inner.owner, heartbeat_ttl)
+                .heartbeat(&handler.inner.services.owner, heartbeat_ttl)
                 .await
             {
                 tracing::warn!(%error, "could not renew this process's heartbeat");
@@ -159,7 +159,7 @@ impl RequestHandler {
     /// lost processes' turns, cancel requests and lapsed leases. The first send starts it in
     /// any case; [`A2aServer::serve`](crate::A2aServer::serve) starts it at once.
     pub(crate) async fn start_upkeep(&self) -> Result<(), A2aError> {
-        self.inner.upkeep.ensure_started(&self.inner).await
+        self.inner.services.upkeep.ensure_started(&self.inner).await
     }
 }
 

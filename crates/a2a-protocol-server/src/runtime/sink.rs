@@ -33,31 +33,14 @@ const WRITE_ATTEMPTS: usize = 5;
 /// accepted earlier could not be stored. Cheap to clone.
 ///
 /// ```
-/// use a2a_protocol_server::{AgentExecutor, EventSink, RequestContext};
-/// use a2a_protocol_types::A2aError;
 /// use a2a_protocol_types::{Artifact, Part};
-/// # use a2a_protocol_server::{CallContext, RequestHandler};
-/// # use a2a_protocol_types::{Message, SendMessageRequest, SendMessageResponse};
-///
-/// struct Agent;
-///
-/// #[async_trait::async_trait]
-/// impl AgentExecutor for Agent {
-///     async fn execute(&self, ctx: RequestContext, events: EventSink) -> Result<(), A2aError> {
-///         events.working().await?;
-///         events.artifact(Artifact::new("a-1", vec![Part::text(ctx.message.text())])).await?;
-///         events.complete(None).await
-///     }
-/// }
-///
-/// # #[tokio::main(flavor = "current_thread")]
-/// # async fn main() {
-/// # let handler = RequestHandler::builder(Agent).build();
-/// # let answer = handler.send_message(SendMessageRequest::new(Message::user_text("hi")), &CallContext::default()).await.unwrap();
-/// # let SendMessageResponse::Task(task) = answer else { panic!("a task") };
+/// # let task = a2a_protocol_server::doctest::turn(|ctx, events| async move {
+/// events.working().await?;
+/// events.artifact(Artifact::new("a-1", vec![Part::text(ctx.message.text())])).await?;
+/// events.complete(None).await
+/// # }).unwrap();
 /// # assert_eq!(task.status.state, a2a_protocol_types::TaskState::Completed);
 /// # assert_eq!(task.artifacts[0].parts[0].as_text(), Some("hi"));
-/// # }
 /// ```
 #[derive(Clone)]
 pub struct EventSink {
@@ -128,28 +111,11 @@ impl EventSink {
     /// The task this sink reports on.
     ///
     /// ```
-    /// use a2a_protocol_server::{AgentExecutor, EventSink, RequestContext};
-    /// use a2a_protocol_types::A2aError;
-    /// # use a2a_protocol_server::{CallContext, RequestHandler};
-    /// # use a2a_protocol_types::{Message, SendMessageRequest, SendMessageResponse};
-    ///
-    /// struct Agent;
-    ///
-    /// #[async_trait::async_trait]
-    /// impl AgentExecutor for Agent {
-    ///     async fn execute(&self, ctx: RequestContext, events: EventSink) -> Result<(), A2aError> {
-    ///         assert_eq!(events.task_id(), &ctx.task_id);
-    ///         events.complete(None).await
-    ///     }
-    /// }
-    ///
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() {
-    /// # let handler = RequestHandler::builder(Agent).build();
-    /// # let answer = handler.send_message(SendMessageRequest::new(Message::user_text("hi")), &CallContext::default()).await.unwrap();
-    /// # let SendMessageResponse::Task(task) = answer else { panic!("a task") };
+    /// # let task = a2a_protocol_server::doctest::turn(|ctx, events| async move {
+    /// assert_eq!(events.task_id(), &ctx.task_id);
+    /// events.complete(None).await
+    /// # }).unwrap();
     /// # assert_eq!(task.status.state, a2a_protocol_types::TaskState::Completed);
-    /// # }
     /// ```
     pub fn task_id(&self) -> &TaskId {
         &self.live.task_id
@@ -158,28 +124,11 @@ impl EventSink {
     /// The task's context.
     ///
     /// ```
-    /// use a2a_protocol_server::{AgentExecutor, EventSink, RequestContext};
-    /// use a2a_protocol_types::A2aError;
-    /// # use a2a_protocol_server::{CallContext, RequestHandler};
-    /// # use a2a_protocol_types::{Message, SendMessageRequest, SendMessageResponse};
-    ///
-    /// struct Agent;
-    ///
-    /// #[async_trait::async_trait]
-    /// impl AgentExecutor for Agent {
-    ///     async fn execute(&self, ctx: RequestContext, events: EventSink) -> Result<(), A2aError> {
-    ///         assert_eq!(events.context_id(), &ctx.context_id);
-    ///         events.complete(None).await
-    ///     }
-    /// }
-    ///
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() {
-    /// # let handler = RequestHandler::builder(Agent).build();
-    /// # let answer = handler.send_message(SendMessageRequest::new(Message::user_text("hi")), &CallContext::default()).await.unwrap();
-    /// # let SendMessageResponse::Task(task) = answer else { panic!("a task") };
+    /// # let task = a2a_protocol_server::doctest::turn(|ctx, events| async move {
+    /// assert_eq!(events.context_id(), &ctx.context_id);
+    /// events.complete(None).await
+    /// # }).unwrap();
     /// # assert!(!task.context_id.is_empty());
-    /// # }
     /// ```
     pub fn context_id(&self) -> &ContextId {
         &self.context_id
@@ -188,29 +137,12 @@ impl EventSink {
     /// An agent message with one text part, addressed to this task.
     ///
     /// ```
-    /// use a2a_protocol_server::{AgentExecutor, EventSink, RequestContext};
-    /// use a2a_protocol_types::A2aError;
-    /// # use a2a_protocol_server::{CallContext, RequestHandler};
-    /// # use a2a_protocol_types::{Message, SendMessageRequest, SendMessageResponse};
-    ///
-    /// struct Agent;
-    ///
-    /// #[async_trait::async_trait]
-    /// impl AgentExecutor for Agent {
-    ///     async fn execute(&self, ctx: RequestContext, events: EventSink) -> Result<(), A2aError> {
-    ///         let message = events.agent_message("done");
-    ///         assert_eq!(message.task_id.as_ref(), Some(events.task_id()));
-    ///         events.complete(Some(message)).await
-    ///     }
-    /// }
-    ///
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() {
-    /// # let handler = RequestHandler::builder(Agent).build();
-    /// # let answer = handler.send_message(SendMessageRequest::new(Message::user_text("hi")), &CallContext::default()).await.unwrap();
-    /// # let SendMessageResponse::Task(task) = answer else { panic!("a task") };
+    /// # let task = a2a_protocol_server::doctest::turn(|ctx, events| async move {
+    /// let message = events.agent_message("done");
+    /// assert_eq!(message.task_id.as_ref(), Some(events.task_id()));
+    /// events.complete(Some(message)).await
+    /// # }).unwrap();
     /// # assert_eq!(task.status.message.unwrap().text(), "done");
-    /// # }
     /// ```
     pub fn agent_message(&self, text: impl Into<String>) -> Message {
         self.agent_message_with_parts(vec![Part::text(text)])
@@ -219,29 +151,12 @@ impl EventSink {
     /// An agent message with the given parts, addressed to this task.
     ///
     /// ```
-    /// use a2a_protocol_server::{AgentExecutor, EventSink, RequestContext};
-    /// use a2a_protocol_types::A2aError;
     /// use a2a_protocol_types::Part;
-    /// # use a2a_protocol_server::{CallContext, RequestHandler};
-    /// # use a2a_protocol_types::{Message, SendMessageRequest, SendMessageResponse};
-    ///
-    /// struct Agent;
-    ///
-    /// #[async_trait::async_trait]
-    /// impl AgentExecutor for Agent {
-    ///     async fn execute(&self, ctx: RequestContext, events: EventSink) -> Result<(), A2aError> {
-    ///         let message = events.agent_message_with_parts(vec![Part::text("see"), Part::url("https://x.example/r")]);
-    ///         events.complete(Some(message)).await
-    ///     }
-    /// }
-    ///
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() {
-    /// # let handler = RequestHandler::builder(Agent).build();
-    /// # let answer = handler.send_message(SendMessageRequest::new(Message::user_text("hi")), &CallContext::default()).await.unwrap();
-    /// # let SendMessageResponse::Task(task) = answer else { panic!("a task") };
+    /// # let task = a2a_protocol_server::doctest::turn(|ctx, events| async move {
+    /// let message = events.agent_message_with_parts(vec![Part::text("see"), Part::url("https://x.example/r")]);
+    /// events.complete(Some(message)).await
+    /// # }).unwrap();
     /// # assert_eq!(task.status.message.unwrap().parts.len(), 2);
-    /// # }
     /// ```
     pub fn agent_message_with_parts(&self, parts: Vec<Part>) -> Message {
         Message::new(MessageRole::Agent, parts)
@@ -252,30 +167,13 @@ impl EventSink {
     /// The task as it stands.
     ///
     /// ```
-    /// use a2a_protocol_server::{AgentExecutor, EventSink, RequestContext};
-    /// use a2a_protocol_types::A2aError;
     /// use a2a_protocol_types::TaskState;
-    /// # use a2a_protocol_server::{CallContext, RequestHandler};
-    /// # use a2a_protocol_types::{Message, SendMessageRequest, SendMessageResponse};
-    ///
-    /// struct Agent;
-    ///
-    /// #[async_trait::async_trait]
-    /// impl AgentExecutor for Agent {
-    ///     async fn execute(&self, ctx: RequestContext, events: EventSink) -> Result<(), A2aError> {
-    ///         events.working().await?;
-    ///         assert_eq!(events.task().await.status.state, TaskState::Working);
-    ///         events.complete(None).await
-    ///     }
-    /// }
-    ///
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() {
-    /// # let handler = RequestHandler::builder(Agent).build();
-    /// # let answer = handler.send_message(SendMessageRequest::new(Message::user_text("hi")), &CallContext::default()).await.unwrap();
-    /// # let SendMessageResponse::Task(task) = answer else { panic!("a task") };
+    /// # let task = a2a_protocol_server::doctest::turn(|ctx, events| async move {
+    /// events.working().await?;
+    /// assert_eq!(events.task().await.status.state, TaskState::Working);
+    /// events.complete(None).await
+    /// # }).unwrap();
     /// # assert_eq!(task.status.state, TaskState::Completed);
-    /// # }
     /// ```
     pub async fn task(&self) -> Task {
         self.live.snapshot().await
@@ -549,28 +447,11 @@ impl EventSink {
     /// the executor should stop with.
     ///
     /// ```
-    /// use a2a_protocol_server::{AgentExecutor, EventSink, RequestContext};
-    /// use a2a_protocol_types::A2aError;
-    /// # use a2a_protocol_server::{CallContext, RequestHandler};
-    /// # use a2a_protocol_types::{Message, SendMessageRequest, SendMessageResponse};
-    ///
-    /// struct Agent;
-    ///
-    /// #[async_trait::async_trait]
-    /// impl AgentExecutor for Agent {
-    ///     async fn execute(&self, ctx: RequestContext, events: EventSink) -> Result<(), A2aError> {
-    ///         events.spend("tokens", 40).await?; // a no-op without a budget
-    ///         events.complete(None).await
-    ///     }
-    /// }
-    ///
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() {
-    /// # let handler = RequestHandler::builder(Agent).build();
-    /// # let answer = handler.send_message(SendMessageRequest::new(Message::user_text("hi")), &CallContext::default()).await.unwrap();
-    /// # let SendMessageResponse::Task(task) = answer else { panic!("a task") };
+    /// # let task = a2a_protocol_server::doctest::turn(|ctx, events| async move {
+    /// events.spend("tokens", 40).await?; // a no-op without a budget
+    /// events.complete(None).await
+    /// # }).unwrap();
     /// # assert_eq!(task.status.state, a2a_protocol_types::TaskState::Completed);
-    /// # }
     /// ```
     pub async fn spend(&self, meter: &str, amount: u64) -> Result<(), A2aError> {
         let Some(budget) = &self.budget else {
@@ -585,28 +466,11 @@ impl EventSink {
     /// The budget report as it stands, when the turn has a budget.
     ///
     /// ```
-    /// use a2a_protocol_server::{AgentExecutor, EventSink, RequestContext};
-    /// use a2a_protocol_types::A2aError;
-    /// # use a2a_protocol_server::{CallContext, RequestHandler};
-    /// # use a2a_protocol_types::{Message, SendMessageRequest, SendMessageResponse};
-    ///
-    /// struct Agent;
-    ///
-    /// #[async_trait::async_trait]
-    /// impl AgentExecutor for Agent {
-    ///     async fn execute(&self, ctx: RequestContext, events: EventSink) -> Result<(), A2aError> {
-    ///         assert!(events.budget().is_none(), "this turn was granted no budget");
-    ///         events.complete(None).await
-    ///     }
-    /// }
-    ///
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() {
-    /// # let handler = RequestHandler::builder(Agent).build();
-    /// # let answer = handler.send_message(SendMessageRequest::new(Message::user_text("hi")), &CallContext::default()).await.unwrap();
-    /// # let SendMessageResponse::Task(task) = answer else { panic!("a task") };
+    /// # let task = a2a_protocol_server::doctest::turn(|ctx, events| async move {
+    /// assert!(events.budget().is_none(), "this turn was granted no budget");
+    /// events.complete(None).await
+    /// # }).unwrap();
     /// # assert_eq!(task.status.state, a2a_protocol_types::TaskState::Completed);
-    /// # }
     /// ```
     pub fn budget(&self) -> Option<a2a_protocol_types::budget::BudgetReport> {
         self.budget.as_ref().map(|b| b.report())
@@ -631,29 +495,12 @@ impl EventSink {
     /// Moves the task to `state`, optionally with a message for the client.
     ///
     /// ```
-    /// use a2a_protocol_server::{AgentExecutor, EventSink, RequestContext};
-    /// use a2a_protocol_types::A2aError;
     /// use a2a_protocol_types::TaskState;
-    /// # use a2a_protocol_server::{CallContext, RequestHandler};
-    /// # use a2a_protocol_types::{Message, SendMessageRequest, SendMessageResponse};
-    ///
-    /// struct Agent;
-    ///
-    /// #[async_trait::async_trait]
-    /// impl AgentExecutor for Agent {
-    ///     async fn execute(&self, ctx: RequestContext, events: EventSink) -> Result<(), A2aError> {
-    ///         events.status(TaskState::Working, None).await?;
-    ///         events.status(TaskState::Completed, Some(events.agent_message("ok"))).await
-    ///     }
-    /// }
-    ///
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() {
-    /// # let handler = RequestHandler::builder(Agent).build();
-    /// # let answer = handler.send_message(SendMessageRequest::new(Message::user_text("hi")), &CallContext::default()).await.unwrap();
-    /// # let SendMessageResponse::Task(task) = answer else { panic!("a task") };
+    /// # let task = a2a_protocol_server::doctest::turn(|ctx, events| async move {
+    /// events.status(TaskState::Working, None).await?;
+    /// events.status(TaskState::Completed, Some(events.agent_message("ok"))).await
+    /// # }).unwrap();
     /// # assert_eq!(task.status.state, TaskState::Completed);
-    /// # }
     /// ```
     pub async fn status(&self, state: TaskState, message: Option<Message>) -> Result<(), A2aError> {
         let mut status = TaskStatus::new(state);
@@ -665,28 +512,11 @@ impl EventSink {
     /// Marks the task working.
     ///
     /// ```
-    /// use a2a_protocol_server::{AgentExecutor, EventSink, RequestContext};
-    /// use a2a_protocol_types::A2aError;
-    /// # use a2a_protocol_server::{CallContext, RequestHandler};
-    /// # use a2a_protocol_types::{Message, SendMessageRequest, SendMessageResponse};
-    ///
-    /// struct Agent;
-    ///
-    /// #[async_trait::async_trait]
-    /// impl AgentExecutor for Agent {
-    ///     async fn execute(&self, ctx: RequestContext, events: EventSink) -> Result<(), A2aError> {
-    ///         events.working().await?;
-    ///         events.complete(None).await
-    ///     }
-    /// }
-    ///
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() {
-    /// # let handler = RequestHandler::builder(Agent).build();
-    /// # let answer = handler.send_message(SendMessageRequest::new(Message::user_text("hi")), &CallContext::default()).await.unwrap();
-    /// # let SendMessageResponse::Task(task) = answer else { panic!("a task") };
+    /// # let task = a2a_protocol_server::doctest::turn(|ctx, events| async move {
+    /// events.working().await?;
+    /// events.complete(None).await
+    /// # }).unwrap();
     /// # assert_eq!(task.status.state, a2a_protocol_types::TaskState::Completed);
-    /// # }
     /// ```
     pub async fn working(&self) -> Result<(), A2aError> {
         self.status(TaskState::Working, None).await
@@ -695,29 +525,12 @@ impl EventSink {
     /// Completes the task, optionally with a final message.
     ///
     /// ```
-    /// use a2a_protocol_server::{AgentExecutor, EventSink, RequestContext};
-    /// use a2a_protocol_types::A2aError;
-    /// # use a2a_protocol_server::{CallContext, RequestHandler};
-    /// # use a2a_protocol_types::{Message, SendMessageRequest, SendMessageResponse};
-    ///
-    /// struct Agent;
-    ///
-    /// #[async_trait::async_trait]
-    /// impl AgentExecutor for Agent {
-    ///     async fn execute(&self, ctx: RequestContext, events: EventSink) -> Result<(), A2aError> {
-    ///         events.complete(Some(events.agent_message("all done"))).await?;
-    ///         assert!(events.working().await.is_err(), "nothing follows the end");
-    ///         Ok(())
-    ///     }
-    /// }
-    ///
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() {
-    /// # let handler = RequestHandler::builder(Agent).build();
-    /// # let answer = handler.send_message(SendMessageRequest::new(Message::user_text("hi")), &CallContext::default()).await.unwrap();
-    /// # let SendMessageResponse::Task(task) = answer else { panic!("a task") };
+    /// # let task = a2a_protocol_server::doctest::turn(|ctx, events| async move {
+    /// events.complete(Some(events.agent_message("all done"))).await?;
+    /// assert!(events.working().await.is_err(), "nothing follows the end");
+    /// Ok(())
+    /// # }).unwrap();
     /// # assert_eq!(task.status.state, a2a_protocol_types::TaskState::Completed);
-    /// # }
     /// ```
     pub async fn complete(&self, message: Option<Message>) -> Result<(), A2aError> {
         self.status(TaskState::Completed, message).await
@@ -726,28 +539,11 @@ impl EventSink {
     /// Fails the task, telling the client why.
     ///
     /// ```
-    /// use a2a_protocol_server::{AgentExecutor, EventSink, RequestContext};
-    /// use a2a_protocol_types::A2aError;
-    /// # use a2a_protocol_server::{CallContext, RequestHandler};
-    /// # use a2a_protocol_types::{Message, SendMessageRequest, SendMessageResponse};
-    ///
-    /// struct Agent;
-    ///
-    /// #[async_trait::async_trait]
-    /// impl AgentExecutor for Agent {
-    ///     async fn execute(&self, ctx: RequestContext, events: EventSink) -> Result<(), A2aError> {
-    ///         events.fail("the upstream service is down").await
-    ///     }
-    /// }
-    ///
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() {
-    /// # let handler = RequestHandler::builder(Agent).build();
-    /// # let answer = handler.send_message(SendMessageRequest::new(Message::user_text("hi")), &CallContext::default()).await.unwrap();
-    /// # let SendMessageResponse::Task(task) = answer else { panic!("a task") };
+    /// # let task = a2a_protocol_server::doctest::turn(|ctx, events| async move {
+    /// events.fail("the upstream service is down").await
+    /// # }).unwrap();
     /// # assert_eq!(task.status.state, a2a_protocol_types::TaskState::Failed);
     /// # assert_eq!(task.status.message.unwrap().text(), "the upstream service is down");
-    /// # }
     /// ```
     pub async fn fail(&self, reason: impl Into<String>) -> Result<(), A2aError> {
         let message = self.agent_message(reason);
@@ -757,27 +553,10 @@ impl EventSink {
     /// Rejects the task, telling the client why.
     ///
     /// ```
-    /// use a2a_protocol_server::{AgentExecutor, EventSink, RequestContext};
-    /// use a2a_protocol_types::A2aError;
-    /// # use a2a_protocol_server::{CallContext, RequestHandler};
-    /// # use a2a_protocol_types::{Message, SendMessageRequest, SendMessageResponse};
-    ///
-    /// struct Agent;
-    ///
-    /// #[async_trait::async_trait]
-    /// impl AgentExecutor for Agent {
-    ///     async fn execute(&self, ctx: RequestContext, events: EventSink) -> Result<(), A2aError> {
-    ///         events.reject("I only translate").await
-    ///     }
-    /// }
-    ///
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() {
-    /// # let handler = RequestHandler::builder(Agent).build();
-    /// # let answer = handler.send_message(SendMessageRequest::new(Message::user_text("hi")), &CallContext::default()).await.unwrap();
-    /// # let SendMessageResponse::Task(task) = answer else { panic!("a task") };
+    /// # let task = a2a_protocol_server::doctest::turn(|ctx, events| async move {
+    /// events.reject("I only translate").await
+    /// # }).unwrap();
     /// # assert_eq!(task.status.state, a2a_protocol_types::TaskState::Rejected);
-    /// # }
     /// ```
     pub async fn reject(&self, reason: impl Into<String>) -> Result<(), A2aError> {
         let message = self.agent_message(reason);
@@ -787,27 +566,10 @@ impl EventSink {
     /// Asks the client for more input; the task waits for a follow-up message.
     ///
     /// ```
-    /// use a2a_protocol_server::{AgentExecutor, EventSink, RequestContext};
-    /// use a2a_protocol_types::A2aError;
-    /// # use a2a_protocol_server::{CallContext, RequestHandler};
-    /// # use a2a_protocol_types::{Message, SendMessageRequest, SendMessageResponse};
-    ///
-    /// struct Agent;
-    ///
-    /// #[async_trait::async_trait]
-    /// impl AgentExecutor for Agent {
-    ///     async fn execute(&self, ctx: RequestContext, events: EventSink) -> Result<(), A2aError> {
-    ///         events.require_input("Which language?").await
-    ///     }
-    /// }
-    ///
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() {
-    /// # let handler = RequestHandler::builder(Agent).build();
-    /// # let answer = handler.send_message(SendMessageRequest::new(Message::user_text("hi")), &CallContext::default()).await.unwrap();
-    /// # let SendMessageResponse::Task(task) = answer else { panic!("a task") };
+    /// # let task = a2a_protocol_server::doctest::turn(|ctx, events| async move {
+    /// events.require_input("Which language?").await
+    /// # }).unwrap();
     /// # assert_eq!(task.status.state, a2a_protocol_types::TaskState::InputRequired);
-    /// # }
     /// ```
     pub async fn require_input(&self, question: impl Into<String>) -> Result<(), A2aError> {
         let message = self.agent_message(question);
@@ -817,28 +579,11 @@ impl EventSink {
     /// Marks the task canceled.
     ///
     /// ```
-    /// use a2a_protocol_server::{AgentExecutor, EventSink, RequestContext};
-    /// use a2a_protocol_types::A2aError;
-    /// # use a2a_protocol_server::{CallContext, RequestHandler};
-    /// # use a2a_protocol_types::{Message, SendMessageRequest, SendMessageResponse};
-    ///
-    /// struct Agent;
-    ///
-    /// #[async_trait::async_trait]
-    /// impl AgentExecutor for Agent {
-    ///     async fn execute(&self, ctx: RequestContext, events: EventSink) -> Result<(), A2aError> {
-    ///         events.working().await?;
-    ///         events.cancel().await
-    ///     }
-    /// }
-    ///
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() {
-    /// # let handler = RequestHandler::builder(Agent).build();
-    /// # let answer = handler.send_message(SendMessageRequest::new(Message::user_text("hi")), &CallContext::default()).await.unwrap();
-    /// # let SendMessageResponse::Task(task) = answer else { panic!("a task") };
+    /// # let task = a2a_protocol_server::doctest::turn(|ctx, events| async move {
+    /// events.working().await?;
+    /// events.cancel().await
+    /// # }).unwrap();
     /// # assert_eq!(task.status.state, a2a_protocol_types::TaskState::Canceled);
-    /// # }
     /// ```
     pub async fn cancel(&self) -> Result<(), A2aError> {
         self.status(TaskState::Canceled, None).await
@@ -847,31 +592,14 @@ impl EventSink {
     /// Adds an artifact, or replaces the one with the same id.
     ///
     /// ```
-    /// use a2a_protocol_server::{AgentExecutor, EventSink, RequestContext};
-    /// use a2a_protocol_types::A2aError;
     /// use a2a_protocol_types::{Artifact, Part};
-    /// # use a2a_protocol_server::{CallContext, RequestHandler};
-    /// # use a2a_protocol_types::{Message, SendMessageRequest, SendMessageResponse};
-    ///
-    /// struct Agent;
-    ///
-    /// #[async_trait::async_trait]
-    /// impl AgentExecutor for Agent {
-    ///     async fn execute(&self, ctx: RequestContext, events: EventSink) -> Result<(), A2aError> {
-    ///         events.artifact(Artifact::new("r", vec![Part::text("draft")])).await?;
-    ///         events.artifact(Artifact::new("r", vec![Part::text("final")])).await?;
-    ///         events.complete(None).await
-    ///     }
-    /// }
-    ///
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() {
-    /// # let handler = RequestHandler::builder(Agent).build();
-    /// # let answer = handler.send_message(SendMessageRequest::new(Message::user_text("hi")), &CallContext::default()).await.unwrap();
-    /// # let SendMessageResponse::Task(task) = answer else { panic!("a task") };
+    /// # let task = a2a_protocol_server::doctest::turn(|ctx, events| async move {
+    /// events.artifact(Artifact::new("r", vec![Part::text("draft")])).await?;
+    /// events.artifact(Artifact::new("r", vec![Part::text("final")])).await?;
+    /// events.complete(None).await
+    /// # }).unwrap();
     /// # assert_eq!(task.artifacts.len(), 1, "the same id replaces");
     /// # assert_eq!(task.artifacts[0].parts[0].as_text(), Some("final"));
-    /// # }
     /// ```
     pub async fn artifact(&self, artifact: Artifact) -> Result<(), A2aError> {
         self.publish(|task| lifecycle::apply_artifact(task, artifact.clone(), false, true))
@@ -882,30 +610,13 @@ impl EventSink {
     /// `last_chunk` marks the final one.
     ///
     /// ```
-    /// use a2a_protocol_server::{AgentExecutor, EventSink, RequestContext};
-    /// use a2a_protocol_types::A2aError;
     /// use a2a_protocol_types::{Artifact, Part};
-    /// # use a2a_protocol_server::{CallContext, RequestHandler};
-    /// # use a2a_protocol_types::{Message, SendMessageRequest, SendMessageResponse};
-    ///
-    /// struct Agent;
-    ///
-    /// #[async_trait::async_trait]
-    /// impl AgentExecutor for Agent {
-    ///     async fn execute(&self, ctx: RequestContext, events: EventSink) -> Result<(), A2aError> {
-    ///         events.artifact_chunk(Artifact::new("r", vec![Part::text("one ")]), false).await?;
-    ///         events.artifact_chunk(Artifact::new("r", vec![Part::text("two")]), true).await?;
-    ///         events.complete(None).await
-    ///     }
-    /// }
-    ///
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() {
-    /// # let handler = RequestHandler::builder(Agent).build();
-    /// # let answer = handler.send_message(SendMessageRequest::new(Message::user_text("hi")), &CallContext::default()).await.unwrap();
-    /// # let SendMessageResponse::Task(task) = answer else { panic!("a task") };
+    /// # let task = a2a_protocol_server::doctest::turn(|ctx, events| async move {
+    /// events.artifact_chunk(Artifact::new("r", vec![Part::text("one ")]), false).await?;
+    /// events.artifact_chunk(Artifact::new("r", vec![Part::text("two")]), true).await?;
+    /// events.complete(None).await
+    /// # }).unwrap();
     /// # assert_eq!(task.artifacts[0].parts.len(), 2, "chunks append");
-    /// # }
     /// ```
     pub async fn artifact_chunk(&self, chunk: Artifact, last_chunk: bool) -> Result<(), A2aError> {
         self.publish(|task| lifecycle::apply_artifact(task, chunk.clone(), true, last_chunk))

@@ -10,15 +10,15 @@ use std::time::Duration;
 /// ```
 /// use std::time::Duration;
 ///
-/// use a2a_protocol_server::store::TaskStoreConfig;
+/// use a2a_protocol_server::store::InMemoryStoreConfig;
 ///
-/// let config = TaskStoreConfig::default();
+/// let config = InMemoryStoreConfig::default();
 /// assert_eq!(config.idempotency_key_ttl, Duration::from_secs(24 * 60 * 60));
 /// assert_eq!((config.max_idempotency_keys, config.max_tasks), (100_000, 10_000));
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
-pub struct TaskStoreConfig {
+pub struct InMemoryStoreConfig {
     /// Whether each tenant has its own namespace of tasks and keys, with its own limits, so a
     /// task of tenant A is invisible to tenant B. Default `false`: tasks share one namespace
     /// whatever the request's tenant (keys are scoped by tenant either way).
@@ -54,7 +54,7 @@ pub struct TaskStoreConfig {
     pub max_task_bytes: usize,
 }
 
-impl Default for TaskStoreConfig {
+impl Default for InMemoryStoreConfig {
     fn default() -> Self {
         Self {
             tenant_aware: false,
@@ -69,13 +69,13 @@ impl Default for TaskStoreConfig {
     }
 }
 
-impl TaskStoreConfig {
-    /// Sets [`TaskStoreConfig::tenant_aware`].
+impl InMemoryStoreConfig {
+    /// Sets [`InMemoryStoreConfig::tenant_aware`].
     ///
     /// ```
-    /// use a2a_protocol_server::store::{InMemoryTaskStore, TaskStoreConfig};
+    /// use a2a_protocol_server::store::{InMemoryTaskStore, InMemoryStoreConfig};
     ///
-    /// let store = InMemoryTaskStore::with_config(TaskStoreConfig::default().with_tenant_aware(true));
+    /// let store = InMemoryTaskStore::with_config(InMemoryStoreConfig::default().with_tenant_aware(true));
     /// assert!(store.is_tenant_aware());
     /// ```
     pub fn with_tenant_aware(mut self, tenant_aware: bool) -> Self {
@@ -83,14 +83,14 @@ impl TaskStoreConfig {
         self
     }
 
-    /// Sets [`TaskStoreConfig::idempotency_key_ttl`].
+    /// Sets [`InMemoryStoreConfig::idempotency_key_ttl`].
     ///
     /// ```
     /// use std::time::Duration;
     ///
-    /// use a2a_protocol_server::store::TaskStoreConfig;
+    /// use a2a_protocol_server::store::InMemoryStoreConfig;
     ///
-    /// let config = TaskStoreConfig::default().with_idempotency_key_ttl(Duration::from_secs(3600));
+    /// let config = InMemoryStoreConfig::default().with_idempotency_key_ttl(Duration::from_secs(3600));
     /// assert_eq!(config.idempotency_key_ttl.as_secs(), 3600);
     /// ```
     pub fn with_idempotency_key_ttl(mut self, ttl: Duration) -> Self {
@@ -98,24 +98,24 @@ impl TaskStoreConfig {
         self
     }
 
-    /// Sets [`TaskStoreConfig::max_idempotency_keys`].
+    /// Sets [`InMemoryStoreConfig::max_idempotency_keys`].
     ///
     /// ```
-    /// use a2a_protocol_server::store::TaskStoreConfig;
+    /// use a2a_protocol_server::store::InMemoryStoreConfig;
     ///
-    /// assert_eq!(TaskStoreConfig::default().with_max_idempotency_keys(10).max_idempotency_keys, 10);
+    /// assert_eq!(InMemoryStoreConfig::default().with_max_idempotency_keys(10).max_idempotency_keys, 10);
     /// ```
     pub fn with_max_idempotency_keys(mut self, max: usize) -> Self {
         self.max_idempotency_keys = max;
         self
     }
 
-    /// Sets [`TaskStoreConfig::max_idempotency_keys_per_holder`].
+    /// Sets [`InMemoryStoreConfig::max_idempotency_keys_per_holder`].
     ///
     /// ```
-    /// use a2a_protocol_server::store::TaskStoreConfig;
+    /// use a2a_protocol_server::store::InMemoryStoreConfig;
     ///
-    /// let config = TaskStoreConfig::default().with_max_idempotency_keys_per_holder(50);
+    /// let config = InMemoryStoreConfig::default().with_max_idempotency_keys_per_holder(50);
     /// assert_eq!(config.max_idempotency_keys_per_holder, 50);
     /// ```
     pub fn with_max_idempotency_keys_per_holder(mut self, max: usize) -> Self {
@@ -123,14 +123,14 @@ impl TaskStoreConfig {
         self
     }
 
-    /// Sets [`TaskStoreConfig::terminal_task_ttl`].
+    /// Sets [`InMemoryStoreConfig::terminal_task_ttl`].
     ///
     /// ```
     /// use std::time::Duration;
     ///
-    /// use a2a_protocol_server::store::TaskStoreConfig;
+    /// use a2a_protocol_server::store::InMemoryStoreConfig;
     ///
-    /// let config = TaskStoreConfig::default().with_terminal_task_ttl(Duration::from_secs(60));
+    /// let config = InMemoryStoreConfig::default().with_terminal_task_ttl(Duration::from_secs(60));
     /// assert_eq!(config.terminal_task_ttl, Duration::from_secs(60));
     /// ```
     pub fn with_terminal_task_ttl(mut self, ttl: Duration) -> Self {
@@ -138,24 +138,24 @@ impl TaskStoreConfig {
         self
     }
 
-    /// Sets [`TaskStoreConfig::max_tasks`].
+    /// Sets [`InMemoryStoreConfig::max_tasks`].
     ///
     /// ```
-    /// use a2a_protocol_server::store::TaskStoreConfig;
+    /// use a2a_protocol_server::store::InMemoryStoreConfig;
     ///
-    /// assert_eq!(TaskStoreConfig::default().with_max_tasks(500).max_tasks, 500);
+    /// assert_eq!(InMemoryStoreConfig::default().with_max_tasks(500).max_tasks, 500);
     /// ```
     pub fn with_max_tasks(mut self, max: usize) -> Self {
         self.max_tasks = max;
         self
     }
 
-    /// Sets [`TaskStoreConfig::max_task_bytes`].
+    /// Sets [`InMemoryStoreConfig::max_task_bytes`].
     ///
     /// ```
-    /// use a2a_protocol_server::store::TaskStoreConfig;
+    /// use a2a_protocol_server::store::InMemoryStoreConfig;
     ///
-    /// let config = TaskStoreConfig::default().with_max_task_bytes(64 * 1024 * 1024);
+    /// let config = InMemoryStoreConfig::default().with_max_task_bytes(64 * 1024 * 1024);
     /// assert_eq!(config.max_task_bytes, 64 * 1024 * 1024);
     /// ```
     pub fn with_max_task_bytes(mut self, bytes: usize) -> Self {
@@ -163,12 +163,12 @@ impl TaskStoreConfig {
         self
     }
 
-    /// Sets [`TaskStoreConfig::max_tenants`].
+    /// Sets [`InMemoryStoreConfig::max_tenants`].
     ///
     /// ```
-    /// use a2a_protocol_server::store::TaskStoreConfig;
+    /// use a2a_protocol_server::store::InMemoryStoreConfig;
     ///
-    /// assert_eq!(TaskStoreConfig::default().with_max_tenants(100).max_tenants, 100);
+    /// assert_eq!(InMemoryStoreConfig::default().with_max_tenants(100).max_tenants, 100);
     /// ```
     pub fn with_max_tenants(mut self, max: usize) -> Self {
         self.max_tenants = max;

@@ -25,6 +25,7 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
+use a2a_protocol_types::idempotency::IdempotencyKey;
 use a2a_protocol_types::push::TaskPushNotificationConfig;
 use a2a_protocol_types::{
     ContextId, MessageId, StreamResponse, Task, TaskId, TaskState, TaskStatus, Timestamp,
@@ -41,6 +42,8 @@ use super::{
 pub struct Conformance {
     store: Arc<dyn TaskStore>,
     tenant_aware: bool,
+    /// The key the key checks use.
+    key: IdempotencyKey,
 }
 
 /// What passed, and what the store does not offer and so was not checked.
@@ -79,8 +82,6 @@ pub enum Failure {
 /// One check's outcome.
 type Checked = Result<(), Failure>;
 
-const KEY: &str = "conformance-key-0123456789abcdef";
-
 impl Conformance {
     /// The checks for `store`, which must be new and empty (each check writes tasks of its
     /// own).
@@ -88,6 +89,7 @@ impl Conformance {
         Self {
             store,
             tenant_aware: false,
+            key: IdempotencyKey::generate(),
         }
     }
 
@@ -341,7 +343,7 @@ impl Conformance {
     async fn keyed(&self, check: &'static str) -> Checked {
         let claim = |message: &str, task: &str, scope: KeyScope| KeyClaim {
             scope,
-            key: KEY.into(),
+            key: self.key.clone(),
             message_id: MessageId::new(message),
             task_id: TaskId::new(task),
             charged_to: None,
@@ -430,13 +432,14 @@ impl Conformance {
     async fn racing(&self, check: &'static str) -> Checked {
         let writes = (0..16).map(|i| {
             let store = Arc::clone(&self.store);
+            let key = self.key.clone();
             async move {
                 let claim = KeyClaim {
                     scope: KeyScope {
                         tenant: "race".into(),
                         caller: None,
                     },
-                    key: KEY.into(),
+                    key,
                     message_id: MessageId::new("m-race"),
                     task_id: TaskId::new(format!("race-{i}")),
                     charged_to: None,

@@ -295,7 +295,7 @@ fn scoped_text(claim: &KeyClaim, more: usize) -> String {
     let tenant = &claim.scope.tenant;
     let caller = claim.scope.caller.as_deref();
     let mut text = String::with_capacity(
-        tenant.len() + caller.map_or(0, str::len) + claim.key.len() + 24 + more,
+        tenant.len() + caller.map_or(0, str::len) + claim.key.as_str().len() + 24 + more,
     );
     push_len(&mut text, tenant.len());
     text.push(':');
@@ -308,7 +308,7 @@ fn scoped_text(claim: &KeyClaim, more: usize) -> String {
         }
         None => text.push('-'),
     }
-    text.push_str(&claim.key);
+    text.push_str(claim.key.as_str());
     text
 }
 
@@ -339,7 +339,7 @@ mod tests {
                 tenant: tenant.into(),
                 caller: caller.map(Into::into),
             },
-            key: "k".repeat(16),
+            key: "k".repeat(16).parse().expect("a valid key"),
             message_id: "m".into(),
             task_id: "t".into(),
             charged_to: None,
@@ -386,7 +386,7 @@ mod tests {
         let mut index = KeyIndex::new();
         let claims: Vec<KeyClaim> = (0..5_000)
             .map(|i| KeyClaim {
-                key: format!("key-{i:012}"),
+                key: format!("key-{i:012}").parse().expect("a valid key"),
                 message_id: format!("m-{i}").into(),
                 task_id: format!("t-{i}").into(),
                 ..claim("", None)
@@ -469,7 +469,7 @@ mod tests {
     #[test]
     fn a_holder_at_its_quota_gets_room_back_as_its_keys_go() {
         let of = |holder: Option<&str>, key: char, task: &str| KeyClaim {
-            key: key.to_string().repeat(16),
+            key: key.to_string().repeat(16).parse().expect("a valid key"),
             task_id: task.into(),
             charged_to: holder.map(Into::into),
             ..claim("", None)

@@ -1,5 +1,6 @@
 //! Idempotency keys as a store holds them: whose key it is, a claim of it, what a claim found.
 
+use a2a_protocol_types::idempotency::IdempotencyKey;
 use a2a_protocol_types::{MessageId, TaskId};
 
 /// Whom an idempotency key belongs to: the tenant, and the authenticated caller when known.
@@ -25,19 +26,20 @@ pub struct KeyScope {
 ///
 /// let claim = KeyClaim {
 ///     scope: KeyScope::default(),
-///     key: "8f14e45fceea167a5a36dedd4bea2543".into(),
+///     key: "8f14e45fceea167a5a36dedd4bea2543".parse()?,
 ///     message_id: "m-1".into(),
 ///     task_id: "t-1".into(),
 ///     charged_to: None,
 /// };
 /// assert!(claim.scope.tenant.is_empty(), "no tenant");
+/// # Ok::<(), a2a_protocol_types::idempotency::KeyError>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct KeyClaim {
     /// Whose key it is.
     pub scope: KeyScope,
-    /// The key, already validated.
-    pub key: String,
+    /// The key, valid by construction; its `Debug` shows only a prefix.
+    pub key: IdempotencyKey,
     /// The id of the message being sent.
     pub message_id: MessageId,
     /// The id the task will have if this claim wins.
@@ -45,7 +47,7 @@ pub struct KeyClaim {
     /// Whose quota of held keys this key counts against: the authenticated caller, else the
     /// client's address; `None` when neither is known. It never changes what the key means
     /// (that is [`KeyClaim::scope`]), only who may hold how many (see
-    /// [`TaskStoreConfig::max_idempotency_keys_per_holder`](crate::store::TaskStoreConfig::max_idempotency_keys_per_holder)).
+    /// [`InMemoryStoreConfig::max_idempotency_keys_per_holder`](crate::store::InMemoryStoreConfig::max_idempotency_keys_per_holder)).
     pub charged_to: Option<String>,
 }
 
@@ -57,9 +59,10 @@ pub struct KeyClaim {
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
 /// let store = InMemoryTaskStore::new();
+/// let key: a2a_protocol_types::idempotency::IdempotencyKey = "8f14e45fceea167a5a36dedd4bea2543".parse()?;
 /// let claim = |message: &str, task: &str| KeyClaim {
 ///     scope: KeyScope::default(),
-///     key: "8f14e45fceea167a5a36dedd4bea2543".into(),
+///     key: key.clone(),
 ///     message_id: message.into(),
 ///     task_id: task.into(),
 ///     charged_to: None,

@@ -11,15 +11,15 @@ use super::epoch_millis;
 use super::shard::Shard;
 use super::tenant::{Tenants, lock};
 use super::{
-    Capabilities, ClaimOutcome, DeliverySettled, KeyClaim, Loaded, PushConfigSaved, PushDelivery,
-    PushStore, StoreError, TaskPage, TaskQuery, TaskStore, TaskStoreConfig, TaskWrite,
-    WriteOutcome,
+    Capabilities, ClaimOutcome, DeliverySettled, InMemoryStoreConfig, KeyClaim, Loaded,
+    PushConfigSaved, PushDelivery, PushStore, StoreError, TaskPage, TaskQuery, TaskStore,
+    TaskWrite, WriteOutcome,
 };
 
-/// Tasks and idempotency keys in process memory, bounded by [`TaskStoreConfig`].
+/// Tasks and idempotency keys in process memory, bounded by [`InMemoryStoreConfig`].
 ///
 /// By default tasks share one namespace whatever the request's tenant; with
-/// [`TaskStoreConfig::with_tenant_aware`] each tenant has its own tasks, keys and limits, and a
+/// [`InMemoryStoreConfig::with_tenant_aware`] each tenant has its own tasks, keys and limits, and a
 /// task of tenant A is invisible to tenant B. Idempotency keys are always scoped by tenant and
 /// caller.
 ///
@@ -39,12 +39,12 @@ use super::{
 /// ```
 /// use std::sync::Arc;
 ///
-/// use a2a_protocol_server::store::{InMemoryTaskStore, TaskStore, TaskStoreConfig, TaskStoreExt, TaskWrite};
+/// use a2a_protocol_server::store::{InMemoryTaskStore, TaskStore, InMemoryStoreConfig, TaskStoreExt, TaskWrite};
 /// use a2a_protocol_types::{Task, TaskState, TaskStatus};
 ///
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
-/// let store = InMemoryTaskStore::with_config(TaskStoreConfig::default().with_tenant_aware(true));
+/// let store = InMemoryTaskStore::with_config(InMemoryStoreConfig::default().with_tenant_aware(true));
 /// let task = Arc::new(Task::new("t-1", "c-1", TaskStatus::new(TaskState::Working)));
 /// store.write(&TaskWrite::create("a", &task)).await?;
 /// assert!(store.get("a", &"t-1".into()).await?.is_some());
@@ -72,18 +72,18 @@ impl InMemoryTaskStore {
     /// assert_eq!(InMemoryTaskStore::new().task_count(), 0);
     /// ```
     pub fn new() -> Self {
-        Self::with_config(TaskStoreConfig::default())
+        Self::with_config(InMemoryStoreConfig::default())
     }
 
     /// A store with the given limits (per tenant, when it is tenant-aware).
     ///
     /// ```
-    /// use a2a_protocol_server::store::{InMemoryTaskStore, TaskStoreConfig};
+    /// use a2a_protocol_server::store::{InMemoryTaskStore, InMemoryStoreConfig};
     ///
-    /// let store = InMemoryTaskStore::with_config(TaskStoreConfig::default().with_max_tasks(100));
+    /// let store = InMemoryTaskStore::with_config(InMemoryStoreConfig::default().with_max_tasks(100));
     /// assert_eq!(store.idempotency_key_count(), 0);
     /// ```
-    pub fn with_config(config: TaskStoreConfig) -> Self {
+    pub fn with_config(config: InMemoryStoreConfig) -> Self {
         let layout = if config.tenant_aware {
             Layout::PerTenant(Tenants::new(config))
         } else {
@@ -133,7 +133,7 @@ impl InMemoryTaskStore {
     /// let store = InMemoryTaskStore::new();
     /// let claim = KeyClaim {
     ///     scope: KeyScope::default(),
-    ///     key: "8f14e45fceea167a5a36dedd4bea2543".into(),
+    ///     key: "8f14e45fceea167a5a36dedd4bea2543".parse()?,
     ///     message_id: "m-1".into(),
     ///     task_id: "t-1".into(),
     ///     charged_to: None,
@@ -151,14 +151,14 @@ impl InMemoryTaskStore {
     /// tenant's keys are counted together, as the limits count them).
     ///
     /// ```
-    /// use a2a_protocol_server::store::{InMemoryTaskStore, KeyClaim, KeyScope, TaskStore, TaskStoreConfig};
+    /// use a2a_protocol_server::store::{InMemoryTaskStore, KeyClaim, KeyScope, TaskStore, InMemoryStoreConfig};
     ///
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    /// let store = InMemoryTaskStore::with_config(TaskStoreConfig::default().with_tenant_aware(true));
+    /// let store = InMemoryTaskStore::with_config(InMemoryStoreConfig::default().with_tenant_aware(true));
     /// let claim = KeyClaim {
     ///     scope: KeyScope { tenant: "acme".into(), caller: None },
-    ///     key: "8f14e45fceea167a5a36dedd4bea2543".into(),
+    ///     key: "8f14e45fceea167a5a36dedd4bea2543".parse()?,
     ///     message_id: "m-1".into(),
     ///     task_id: "t-1".into(),
     ///     charged_to: None,
@@ -196,9 +196,9 @@ impl InMemoryTaskStore {
     /// How many tenants have a namespace now (always 1 in a store that is not tenant-aware).
     ///
     /// ```
-    /// use a2a_protocol_server::store::{InMemoryTaskStore, TaskStoreConfig};
+    /// use a2a_protocol_server::store::{InMemoryTaskStore, InMemoryStoreConfig};
     ///
-    /// let store = InMemoryTaskStore::with_config(TaskStoreConfig::default().with_tenant_aware(true));
+    /// let store = InMemoryTaskStore::with_config(InMemoryStoreConfig::default().with_tenant_aware(true));
     /// assert_eq!(store.tenant_count(), 0);
     /// ```
     pub fn tenant_count(&self) -> usize {

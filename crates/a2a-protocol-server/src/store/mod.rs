@@ -42,7 +42,9 @@ mod task_store;
 mod tenant;
 mod write;
 
-pub use config::TaskStoreConfig;
+pub use config::InMemoryStoreConfig;
+/// The in-memory store's settings under their earlier name, [`InMemoryStoreConfig`].
+pub type TaskStoreConfig = InMemoryStoreConfig;
 pub use coordination::{Coordination, Notice, TaskRef};
 pub use error::{STORE_RETRY_AFTER, StoreError};
 pub use keys::{ClaimOutcome, KeyClaim, KeyScope};

@@ -17,8 +17,8 @@ use super::footprint;
 use super::key_index::KeyIndex;
 use super::push_outbox::MemoryOutbox;
 use super::{
-    ClaimOutcome, DeliverySettled, KeyClaim, PageCursor, PushConfigSaved, PushDelivery, StoreError,
-    StoredTask, TaskPage, TaskQuery, TaskStoreConfig, TaskWrite, WriteOutcome,
+    ClaimOutcome, DeliverySettled, InMemoryStoreConfig, KeyClaim, PageCursor, PushConfigSaved,
+    PushDelivery, StoreError, StoredTask, TaskPage, TaskQuery, TaskWrite, WriteOutcome,
 };
 
 use crate::TaskIdHasher;
@@ -51,7 +51,7 @@ impl Held {
 }
 
 pub(crate) struct Shard {
-    config: TaskStoreConfig,
+    config: InMemoryStoreConfig,
     /// Shared with the live state of tasks being worked on, so a save copies nothing.
     tasks: HashMap<TaskId, Held, TaskIdHasher>,
     /// The task bytes held by this shard and any it shares the budget with.
@@ -66,7 +66,7 @@ pub(crate) struct Shard {
 }
 
 impl Shard {
-    pub(crate) fn new(config: TaskStoreConfig, task_bytes: Arc<AtomicUsize>) -> Self {
+    pub(crate) fn new(config: InMemoryStoreConfig, task_bytes: Arc<AtomicUsize>) -> Self {
         Self {
             config,
             tasks: HashMap::default(),

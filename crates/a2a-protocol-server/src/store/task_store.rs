@@ -121,7 +121,7 @@ pub trait TaskStore: Send + Sync + 'static {
     /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
     /// let claim = KeyClaim {
     ///     scope: KeyScope::default(),
-    ///     key: "8f14e45fceea167a5a36dedd4bea2543".into(),
+    ///     key: "8f14e45fceea167a5a36dedd4bea2543".parse()?,
     ///     message_id: "m-1".into(),
     ///     task_id: "t-1".into(),
     ///     charged_to: None,
@@ -146,7 +146,7 @@ pub trait TaskStore: Send + Sync + 'static {
     /// let store = InMemoryTaskStore::new();
     /// let claim = KeyClaim {
     ///     scope: KeyScope::default(),
-    ///     key: "8f14e45fceea167a5a36dedd4bea2543".into(),
+    ///     key: "8f14e45fceea167a5a36dedd4bea2543".parse()?,
     ///     message_id: "m-1".into(),
     ///     task_id: "t-1".into(),
     ///     charged_to: None,
@@ -173,7 +173,7 @@ pub trait TaskStore: Send + Sync + 'static {
     /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
     /// let claim = KeyClaim {
     ///     scope: KeyScope::default(),
-    ///     key: "8f14e45fceea167a5a36dedd4bea2543".into(),
+    ///     key: "8f14e45fceea167a5a36dedd4bea2543".parse()?,
     ///     message_id: "m-1".into(),
     ///     task_id: "t-1".into(),
     ///     charged_to: None,

@@ -6,7 +6,7 @@ use std::sync::atomic::AtomicUsize;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use super::shard::Shard;
-use super::{StoreError, TaskStoreConfig};
+use super::{InMemoryStoreConfig, StoreError};
 
 pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     // A panic while holding the lock cannot leave a shard half-updated in a way that matters
@@ -16,14 +16,14 @@ pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 
 /// Every tenant's namespace, made on its first write.
 pub(crate) struct Tenants {
-    config: TaskStoreConfig,
+    config: InMemoryStoreConfig,
     tenants: Mutex<HashMap<String, Arc<Mutex<Shard>>>>,
     /// The task bytes all tenants hold together.
     task_bytes: Arc<AtomicUsize>,
 }
 
 impl Tenants {
-    pub(crate) fn new(config: TaskStoreConfig) -> Self {
+    pub(crate) fn new(config: InMemoryStoreConfig) -> Self {
         Self {
             config,
             tenants: Mutex::new(HashMap::new()),
@@ -32,7 +32,7 @@ impl Tenants {
     }
 
     /// The tenant's namespace, made if it is new and there is room: at
-    /// [`TaskStoreConfig::max_tenants`], tenants with nothing left are dropped first.
+    /// [`InMemoryStoreConfig::max_tenants`], tenants with nothing left are dropped first.
     pub(crate) fn shard(&self, tenant: &str) -> Result<Arc<Mutex<Shard>>, StoreError> {
         let mut tenants = lock(&self.tenants);
         if let Some(shard) = tenants.get(tenant) {

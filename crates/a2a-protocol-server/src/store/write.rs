@@ -275,12 +275,13 @@ impl<'a> TaskWrite<'a> {
     /// let task = Arc::new(Task::new("t-1", "c-1", TaskStatus::new(TaskState::Submitted)));
     /// let claim = KeyClaim {
     ///     scope: KeyScope::default(),
-    ///     key: "8f14e45fceea167a5a36dedd4bea2543".into(),
+    ///     key: "8f14e45fceea167a5a36dedd4bea2543".parse()?,
     ///     message_id: "m-1".into(),
     ///     task_id: "t-1".into(),
     ///     charged_to: None,
     /// };
     /// assert!(TaskWrite::create("", &task).with_claim(Some(&claim)).claim.is_some());
+    /// # Ok::<(), a2a_protocol_types::idempotency::KeyError>(())
     /// ```
     pub fn with_claim(mut self, claim: Option<&'a KeyClaim>) -> Self {
         self.claim = claim;

@@ -5,8 +5,8 @@ use std::str::FromStr;
 use std::sync::Arc;
 
 use a2a_protocol_server::store::{
-    InMemoryTaskStore, PostgresTaskStore, Retention, SqlStoreOptions, SqliteTaskStore, TaskStore,
-    TaskStoreConfig,
+    InMemoryStoreConfig, InMemoryTaskStore, PostgresTaskStore, Retention, SqlStoreOptions,
+    SqliteTaskStore, TaskStore,
 };
 use sqlx::Executor;
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
@@ -142,7 +142,7 @@ pub async fn all_stores() -> Vec<StoreUnderTest> {
         StoreUnderTest {
             name: "tenant-aware in-memory",
             store: Arc::new(InMemoryTaskStore::with_config(
-                TaskStoreConfig::default().with_tenant_aware(true),
+                InMemoryStoreConfig::default().with_tenant_aware(true),
             )),
             retention: None,
             tenant_aware: true,

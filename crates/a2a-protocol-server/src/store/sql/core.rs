@@ -473,7 +473,7 @@ macro_rules! sql_core {
                 )
                 .bind(&claim.scope.tenant)
                 .bind(caller_column(&claim.scope))
-                .bind(&claim.key)
+                .bind(claim.key.as_str())
                 .bind(claim.task_id.as_str())
                 .execute(&self.pool)
                 .await
@@ -950,7 +950,7 @@ macro_rules! sql_core {
             )
             .bind(&claim.scope.tenant)
             .bind(caller_column(&claim.scope))
-            .bind(&claim.key)
+            .bind(claim.key.as_str())
             .fetch_optional(executor)
             .await
             .map_err($classify)?;
@@ -982,7 +982,7 @@ macro_rules! sql_core {
             )
             .bind(&claim.scope.tenant)
             .bind(caller_column(&claim.scope))
-            .bind(&claim.key)
+            .bind(claim.key.as_str())
             .bind(claim.message_id.as_str())
             .bind(claim.task_id.as_str())
             .bind(&token)

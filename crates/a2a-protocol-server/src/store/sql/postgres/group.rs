@@ -744,7 +744,10 @@ mod tests {
     fn claim(key: &str, message: &str, task: &str) -> KeyClaim {
         KeyClaim {
             scope: KeyScope::default(),
-            key: key.to_owned(),
+            // Test keys are short names, made long enough to be keys.
+            key: format!("{key}-0123456789abcdef")
+                .parse()
+                .expect("a valid key"),
             message_id: message.into(),
             task_id: task.into(),
             charged_to: None,

@@ -139,7 +139,7 @@ impl Row {
                     (
                         c.scope.tenant.clone(),
                         caller_column(&c.scope),
-                        c.key.clone(),
+                        c.key.as_str().to_owned(),
                         c.message_id.to_string(),
                     )
                 }),

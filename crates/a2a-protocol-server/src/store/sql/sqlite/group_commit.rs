@@ -385,7 +385,7 @@ fn apply(connection: &Connection, write: &OwnedWrite) -> Result<WriteOutcome, St
                     statement.execute(params![
                         claim.scope.tenant,
                         caller_column(&claim.scope),
-                        claim.key,
+                        claim.key.as_str(),
                         token
                     ])
                 })
@@ -486,7 +486,7 @@ fn claim_key(connection: &Connection, claim: &KeyClaim) -> Result<Claimed, Store
                     params![
                         claim.scope.tenant,
                         caller_column(&claim.scope),
-                        claim.key,
+                        claim.key.as_str(),
                         claim.message_id.as_str(),
                         claim.task_id.as_str(),
                         token,
@@ -532,7 +532,10 @@ mod tests {
     fn claim(key: &str, message: &str, task: &str) -> KeyClaim {
         KeyClaim {
             scope: KeyScope::default(),
-            key: key.to_owned(),
+            // Test keys are short names, made long enough to be keys.
+            key: format!("{key}-0123456789abcdef")
+                .parse()
+                .expect("a valid key"),
             message_id: message.into(),
             task_id: task.into(),
             charged_to: None,
