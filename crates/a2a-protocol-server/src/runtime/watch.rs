@@ -1,21 +1,17 @@
 //! Streams of a turn's events, from its live broadcast in this process, and the changes between
 //! two versions of a task (for followers that read the store).
 
-use std::pin::Pin;
 use std::sync::Arc;
 
 use a2a_protocol_types::{
     Message, StreamResponse, Task, TaskArtifactUpdateEvent, TaskStatusUpdateEvent,
 };
-use futures::Stream;
 use futures::stream;
 use tokio::sync::broadcast;
 use tokio::sync::broadcast::error::RecvError;
 
 use super::live::{LiveTask, SharedEvent};
-
-/// A stream of a task's events, ending after a final one.
-pub(crate) type TaskEvents = Pin<Box<dyn Stream<Item = StreamResponse> + Send>>;
+use crate::handler::EventStream;
 
 /// Which event ends a stream.
 type EndsAt = fn(&StreamResponse) -> bool;
@@ -47,7 +43,7 @@ struct Following {
 pub(crate) fn follow_live(
     live: Arc<LiveTask>,
     events: Option<broadcast::Receiver<SharedEvent>>,
-) -> TaskEvents {
+) -> EventStream {
     follow_live_until(live, events, at_settled)
 }
 
@@ -56,7 +52,7 @@ pub(crate) fn follow_live_until(
     live: Arc<LiveTask>,
     events: Option<broadcast::Receiver<SharedEvent>>,
     ends_at: EndsAt,
-) -> TaskEvents {
+) -> EventStream {
     let start = events.map(|events| Following {
         live,
         events,
