@@ -292,3 +292,120 @@ async fn the_card_lists_the_grpc_interface_and_http_1_clients_still_work() {
     .await
     .expect("HTTP/1.1 is served beside HTTP/2");
 }
+
+/// The `grpc-status` and `grpc-message` of a unary call on `method` whose request is `frame`
+/// as it stands (its 5-byte prefix included), sent over raw HTTP/2 frames, with the request's
+/// extra `headers`.
+async fn raw_call(
+    base: &str,
+    method: &str,
+    frame: Vec<u8>,
+    headers: &[(&str, &str)],
+) -> (String, String) {
+    let addr = base.trim_start_matches("http://");
+    let tcp = tokio::net::TcpStream::connect(addr).await.expect("connect");
+    let (mut client, connection) = h2::client::handshake(tcp).await.expect("an h2 handshake");
+    tokio::spawn(async move {
+        let _ = connection.await;
+    });
+    let mut request = http::Request::post(format!("http://{addr}/lf.a2a.v1.A2AService/{method}"))
+        .header("content-type", "application/grpc")
+        .header("te", "trailers")
+        .header("a2a-version", "1.0");
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    let (response, mut body) = client
+        .send_request(request.body(()).expect("a request"), false)
+        .expect("sent");
+    body.send_data(bytes::Bytes::from(frame), true)
+        .expect("the frame sent");
+    let response = response.await.expect("an answer");
+    let (parts, mut answer) = response.into_parts();
+    // A status answered at once comes in the headers (trailers-only), else in the trailers.
+    let status_of = |headers: &http::HeaderMap| {
+        headers
+            .get("grpc-status")
+            .map(|v| v.to_str().unwrap_or("").to_owned())
+    };
+    let message_of = |headers: &http::HeaderMap| {
+        headers
+            .get("grpc-message")
+            .map(|v| v.to_str().unwrap_or("").to_owned())
+            .unwrap_or_default()
+    };
+    if let Some(status) = status_of(&parts.headers) {
+        return (status, message_of(&parts.headers));
+    }
+    while let Some(chunk) = answer.data().await {
+        chunk.expect("answer data");
+    }
+    let trailers = answer
+        .trailers()
+        .await
+        .expect("trailers")
+        .expect("a status in the trailers");
+    (
+        status_of(&trailers).unwrap_or_default(),
+        message_of(&trailers),
+    )
+}
+
+/// A gRPC message frame: the compressed flag, the length, the bytes.
+fn frame(compressed: bool, bytes: &[u8]) -> Vec<u8> {
+    let mut frame = vec![u8::from(compressed)];
+    frame.extend_from_slice(&u32::try_from(bytes.len()).expect("small").to_be_bytes());
+    frame.extend_from_slice(bytes);
+    frame
+}
+
+#[tokio::test]
+async fn malformed_grpc_requests_are_invalid_argument_and_run_nothing() {
+    let agent = CountingAgent::new();
+    let server = serve(agent.clone()).await;
+    let cases: [(&str, &str, Vec<u8>); 4] = [
+        // A length-delimited field 1 (message) whose length runs past the end.
+        (
+            "not protobuf",
+            "SendMessage",
+            frame(false, &[0x0a, 0xff, 0x01, 0x02]),
+        ),
+        // Field 1 (message) sent as a varint: the wrong wire type for a message.
+        (
+            "a field of the wrong wire type",
+            "SendMessage",
+            frame(false, &[0x08, 0x01]),
+        ),
+        (
+            "a stream's request not protobuf",
+            "SendStreamingMessage",
+            frame(false, &[0x0a, 0xff]),
+        ),
+        // The compressed flag set, with no grpc-encoding to say how.
+        (
+            "compressed without an encoding",
+            "SendMessage",
+            frame(true, &[0x0a, 0x00]),
+        ),
+    ];
+    for (what, method, bytes) in cases {
+        let (status, message) = raw_call(&server.base, method, bytes, &[]).await;
+        assert_eq!(
+            status, "3",
+            "{what}: INVALID_ARGUMENT, got {status} {message:?}"
+        );
+    }
+    // Answers the server made itself keep their codes: an empty send is refused by the
+    // handler, with its details.
+    let (status, _) = raw_call(&server.base, "SendMessage", frame(false, &[]), &[]).await;
+    assert_eq!(status, "3", "an empty request");
+    let (status, _) = raw_call(
+        &server.base,
+        "GetTask",
+        frame(false, &[0x12, 0x01, b'x']),
+        &[],
+    )
+    .await;
+    assert_eq!(status, "5", "a task that does not exist is NOT_FOUND");
+    assert_eq!(agent.runs(), 0);
+}

@@ -32,12 +32,34 @@ pub(crate) fn is_grpc(headers: &http::HeaderMap) -> bool {
 /// A stream of events as the generated service answers it.
 type Events = Pin<Box<dyn Stream<Item = Result<pb::StreamResponse, Status>> + Send>>;
 
+/// A gRPC answer.
+type GrpcResponse = http::Response<tonic::body::Body>;
+
+/// The service, its answers rewritten by [`client_input_is_invalid_argument`].
+type Service = tower::util::MapResponse<A2aServiceServer<Grpc>, fn(GrpcResponse) -> GrpcResponse>;
+
 /// The service over the shared state; `Clone` and cheap, as a tower service must be.
-pub(crate) fn service(state: AppState) -> A2aServiceServer<Grpc> {
+pub(crate) fn service(state: AppState) -> Service {
     let limit = state.config.max_body_bytes;
-    A2aServiceServer::new(Grpc { state })
+    let service = A2aServiceServer::new(Grpc { state })
         .max_decoding_message_size(limit)
-        .max_encoding_message_size(usize::MAX)
+        .max_encoding_message_size(usize::MAX);
+    tower::util::MapResponse::new(service, client_input_is_invalid_argument as fn(_) -> _)
+}
+
+/// A request tonic could not read (not protobuf, a field of the wrong wire type, a compressed
+/// message without `grpc-encoding`) is answered by tonic itself, as `INTERNAL`; but the fault
+/// is the client's, and the other bindings answer such a request as invalid. Every status the
+/// service makes itself carries A2A details (`grpc-status-details-bin`), so an `INTERNAL`
+/// without them is tonic's refusal of the input, and becomes `INVALID_ARGUMENT`.
+fn client_input_is_invalid_argument(mut response: GrpcResponse) -> GrpcResponse {
+    let headers = response.headers_mut();
+    let tonic_internal = headers.get("grpc-status").is_some_and(|s| s == "13")
+        && !headers.contains_key("grpc-status-details-bin");
+    if tonic_internal {
+        headers.insert("grpc-status", http::HeaderValue::from_static("3"));
+    }
+    response
 }
 
 pub(crate) struct Grpc {
