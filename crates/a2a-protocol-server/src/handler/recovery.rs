@@ -14,6 +14,12 @@ use crate::executor::{Recovery, RequestContext};
 use crate::store::{Offers, TaskStoreExt};
 use crate::store::{StoredTask, TaskRef, TaskWrite, WriteOutcome};
 
+/// The first pause before a settlement the store did not take is tried again; it doubles up to
+/// [`SETTLE_MOST_PAUSE`].
+const SETTLE_FIRST_PAUSE: std::time::Duration = std::time::Duration::from_millis(100);
+/// The longest pause between two tries of a settlement.
+const SETTLE_MOST_PAUSE: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// The status message of a task whose process was lost.
 const LOST: &str = "the server process running this task was lost before the task finished; \
                     it was not completed";
@@ -65,15 +71,70 @@ impl RequestHandler {
         let message = rerun.then(|| last_user_message(&stored.task)).flatten();
         match message {
             Some(message) => self.run_again(&task.tenant, stored, message).await,
-            None => self.settle_lost(&task.tenant, stored).await,
+            None => self.settle_lost(&task.tenant, stored, LOST).await,
         }
     }
 
-    /// Ends the task canceled (a cancel was asked for) or failed, saying its process was lost.
+    /// A turn of this process ended without its settlement landing (the store did not
+    /// answer): tries again, backing off, until the task is settled, here or by another
+    /// process, or the handler stops. The task ends failed with `reason`, canceled when a
+    /// cancel was asked for, or its turn runs again for an agent whose turns are safe to
+    /// repeat.
+    pub(crate) fn settle_later(&self, task: TaskRef, reason: String) {
+        let handler = self.clone();
+        tokio::spawn(async move {
+            let stopped = handler.inner.services.stopped.clone();
+            let mut pause = SETTLE_FIRST_PAUSE;
+            loop {
+                tokio::select! {
+                    () = tokio::time::sleep(pause) => {}
+                    () = stopped.cancelled() => return,
+                }
+                match handler.settle_own(&task, &reason).await {
+                    Ok(true) => return,
+                    Ok(false) => pause = SETTLE_FIRST_PAUSE,
+                    Err(error) => {
+                        tracing::debug!(task_id = %task.id, %error, "the store still cannot settle a turn; trying again");
+                        pause = (pause * 2).min(SETTLE_MOST_PAUSE);
+                    }
+                }
+            }
+        });
+    }
+
+    /// Settles a turn this process ran and lost track of; true once nothing is left to do.
+    async fn settle_own(
+        &self,
+        task: &TaskRef,
+        reason: &str,
+    ) -> Result<bool, a2a_protocol_types::A2aError> {
+        let Some(stored) = self.inner.store.load_stored(&task.tenant, &task.id).await? else {
+            return Ok(true);
+        };
+        let ours = stored
+            .owner
+            .as_deref()
+            .is_none_or(|o| o == &*self.inner.services.owner);
+        let running_here = self.inner.registry.get(&task.tenant, &task.id).is_some();
+        if stored.task.status.state.is_settled() || !ours || running_here {
+            return Ok(true);
+        }
+        let rerun = !stored.cancel_requested
+            && self.inner.executor.recovery() == Recovery::RunAgain
+            && stored.recoveries < self.inner.config.max_reruns;
+        let message = rerun.then(|| last_user_message(&stored.task)).flatten();
+        match message {
+            Some(message) => self.run_again(&task.tenant, stored, message).await,
+            None => self.settle_lost(&task.tenant, stored, reason).await,
+        }
+    }
+
+    /// Ends the task canceled (a cancel was asked for) or failed, saying why (`reason`).
     async fn settle_lost(
         &self,
         tenant: &str,
         stored: StoredTask,
+        reason: &str,
     ) -> Result<bool, a2a_protocol_types::A2aError> {
         let StoredTask {
             mut task,
@@ -87,7 +148,7 @@ impl RequestHandler {
         } else {
             let message = Message::new(
                 MessageRole::Agent,
-                vec![a2a_protocol_types::Part::text(LOST)],
+                vec![a2a_protocol_types::Part::text(reason)],
             )
             .with_context_id(task.context_id.clone())
             .with_task_id(task.id.clone());

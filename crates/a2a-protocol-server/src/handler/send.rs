@@ -15,9 +15,14 @@ use tokio::sync::broadcast;
 use super::{CallContext, EventStream, RequestHandler, busy, validate};
 use crate::executor::RequestContext;
 use crate::runtime::{BudgetState, LiveTask, SharedEvent, await_settled, follow_live};
-use crate::store::{KeyClaim, KeyScope, Loaded, StoredTask, TaskWrite, WriteOutcome};
+use crate::store::{KeyClaim, KeyScope, Loaded, StoredTask, TaskRef, TaskWrite, WriteOutcome};
 use crate::telemetry;
 use a2a_protocol_types::trace::{self, TraceContext};
+
+/// Why a task failed whose turn's events the store would not record.
+const UNRECORDED: &str = "the task store could not record this task's progress while its agent \
+                          worked, so what the agent did after its last recorded event was lost; \
+                          the task was not completed";
 
 /// How many times a follow-up reads its task again after another process wrote it first.
 const FOLLOW_UP_ATTEMPTS: usize = 3;
@@ -489,14 +494,28 @@ impl RequestHandler {
                     sink.exhaust("time").await.message
                 }
             };
+            let reason = if sink.lost_to_the_store() {
+                UNRECORDED.to_owned()
+            } else {
+                reason
+            };
             // A turn given up at shutdown, to run again elsewhere, is left as it stands.
-            if !live.abandoned.load(std::sync::atomic::Ordering::Acquire) {
+            let abandoned = live.abandoned.load(std::sync::atomic::Ordering::Acquire);
+            if !abandoned {
                 sink.settle_as_failed(&reason).await;
             }
+            let handler = RequestHandler::from_inner(Arc::clone(&inner));
             if live.is_settled().await {
-                RequestHandler::from_inner(Arc::clone(&inner))
-                    .release_lease(&live.tenant, &live.task_id)
-                    .await;
+                handler.release_lease(&live.tenant, &live.task_id).await;
+            } else if !abandoned {
+                // The store did not take the settlement: it is tried again until it lands.
+                handler.settle_later(
+                    TaskRef {
+                        tenant: live.tenant.clone(),
+                        id: live.task_id.clone(),
+                    },
+                    reason,
+                );
             }
             inner.registry.end_turn(&live).await;
         };

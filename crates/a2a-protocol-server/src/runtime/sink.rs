@@ -14,7 +14,7 @@ use super::budget::BudgetState;
 use super::lifecycle;
 use super::live::{LiveState, LiveTask};
 use crate::store::TaskStoreExt;
-use crate::store::{StoredTask, TaskStore, TaskWrite, WriteOutcome};
+use crate::store::{StoreError, StoredTask, TaskStore, TaskWrite, WriteOutcome};
 use tokio::sync::OwnedMutexGuard;
 
 /// How many times an event is applied again over a newer version of the task before the
@@ -63,6 +63,8 @@ struct Deferred {
     writer_started: bool,
     /// Why events accepted earlier were not recorded: the next call returns it.
     dropped: Option<A2aError>,
+    /// The store failed to record an event of this turn.
+    store_failed: bool,
 }
 
 /// Accepted events and the draft they made, holding the task's lock until they are written.
@@ -339,7 +341,8 @@ impl EventSink {
                 }
                 Err(error) => {
                     state.discard(draft);
-                    return Err(error.into());
+                    lock_slot(&self.deferred).store_failed = true;
+                    return Err(unrecorded(error));
                 }
             }
         }
@@ -654,6 +657,12 @@ impl EventSink {
             .await
     }
 
+    /// Whether the store failed to record an event of this turn: what the agent did after its
+    /// last recorded event is lost.
+    pub(crate) fn lost_to_the_store(&self) -> bool {
+        lock_slot(&self.deferred).store_failed
+    }
+
     /// Fails the task unless it already settled; used when a turn ends badly.
     pub(crate) async fn settle_as_failed(&self, reason: &str) {
         if self.live.is_settled().await {
@@ -694,6 +703,25 @@ fn replay(task: &mut Task, event: &StreamResponse) -> Result<StreamResponse, A2a
             "a whole task is not an event a turn publishes",
         )),
     }
+}
+
+/// The error an agent gets for an event the store would not record. The agent has run, so it
+/// does not say, as a refused send does, that nothing ran.
+fn unrecorded(error: StoreError) -> A2aError {
+    let why = match &error {
+        StoreError::Busy(_) => "the task store was busy or unreachable".to_owned(),
+        StoreError::CapacityExceeded(what) | StoreError::FullUntil { what, .. } => {
+            format!("the server is at capacity ({what})")
+        }
+        other => {
+            tracing::error!(error = %other, "task store failure while a turn ran");
+            "the task store failed (see the server log)".to_owned()
+        }
+    };
+    A2aError::new(
+        a2a_protocol_types::ErrorKind::Internal,
+        format!("{why} and did not record this event; stop this turn"),
+    )
 }
 
 fn lost(task_id: &TaskId, why: &str) -> A2aError {
