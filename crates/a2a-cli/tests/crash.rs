@@ -1,8 +1,10 @@
 //! Crash test: keyed sends from concurrent clients with a retry policy while `a2a serve`
-//! processes are killed with SIGKILL and restarted. Three replicas on one PostgreSQL database,
-//! then one server on a SQLite file. At the end every key has exactly one task, every task is
-//! terminal within the recovery time, no key ran twice, no acknowledged send is lost, and every
-//! answer was true. Prints its counts.
+//! processes are killed with SIGKILL and restarted: three replicas on one PostgreSQL database,
+//! then one server on a SQLite file; then while the database itself restarts under three
+//! replicas (a PostgreSQL cluster of the test's own, so the machine's other tests go on). At
+//! the end every key has exactly one task, every task is terminal within the recovery time, no
+//! key ran twice, no acknowledged send is lost, every answer was true, and no task says that
+//! nothing ran. Prints its counts.
 //!
 //! Settings: `A2A_CRASH_SENDS` (1 000 per store), `A2A_TEST_POSTGRES_URL` as the other tests.
 
@@ -18,7 +20,7 @@ use a2a_protocol_types::idempotency::{generate_key, set_key};
 use a2a_protocol_types::{
     ListTasksRequest, Message, SendMessageRequest, SendMessageResponse, TaskState,
 };
-use common::{Fleet, fresh_schema, postgres_url};
+use common::{Fleet, PrivateCluster, fresh_schema, postgres_url};
 use sqlx::Executor;
 
 const CLIENTS: usize = 16;
@@ -92,14 +94,29 @@ async fn send_until_answered(clients: &[A2aClient], first: usize, mut sent: Sent
     sent
 }
 
-async fn run(name: &str, store: &str, replicas: usize) {
+/// What goes wrong while the sends run.
+#[derive(Clone)]
+enum Chaos {
+    /// A server is killed with SIGKILL and restarted, one after another.
+    KillServers,
+    /// The database restarts (`pg_ctl restart -m fast`), the servers staying up.
+    RestartDatabase(Arc<PrivateCluster>),
+}
+
+async fn run(name: &str, store: &str, replicas: usize, chaos: Chaos) {
     let total = sends();
     let started = Instant::now();
     let fleet = Fleet::start(store, replicas, SERVER_ARGS);
     let bases = fleet.bases();
     let done = Arc::new(AtomicBool::new(false));
-    let chaos = {
-        let (fleet, done) = (Arc::clone(&fleet), Arc::clone(&done));
+    let restarts = Arc::new(AtomicUsize::new(0));
+    let chaos_loop = {
+        let (fleet, done, restarts, chaos) = (
+            Arc::clone(&fleet),
+            Arc::clone(&done),
+            Arc::clone(&restarts),
+            chaos.clone(),
+        );
         std::thread::spawn(move || {
             let mut round = 0usize;
             while !done.load(Ordering::SeqCst) {
@@ -107,7 +124,15 @@ async fn run(name: &str, store: &str, replicas: usize) {
                 if done.load(Ordering::SeqCst) {
                     break;
                 }
-                fleet.crash(round % fleet.addrs.len(), Duration::from_millis(500));
+                match &chaos {
+                    Chaos::KillServers => {
+                        fleet.crash(round % fleet.addrs.len(), Duration::from_millis(500));
+                    }
+                    Chaos::RestartDatabase(cluster) => {
+                        cluster.restart();
+                        restarts.fetch_add(1, Ordering::SeqCst);
+                    }
+                }
                 round += 1;
             }
         })
@@ -143,7 +168,7 @@ async fn run(name: &str, store: &str, replicas: usize) {
         worker.await.expect("a client worker");
     }
     done.store(true, Ordering::SeqCst);
-    chaos.join().expect("the chaos loop");
+    chaos_loop.join().expect("the chaos loop");
     let sent: Vec<Sent> = std::mem::take(&mut *results.lock().unwrap_or_else(|e| e.into_inner()));
     let sending_took = started.elapsed();
 
@@ -181,6 +206,7 @@ async fn run(name: &str, store: &str, replicas: usize) {
     let mut untrue = Vec::new();
     let mut task_of_key: HashMap<String, String> = HashMap::new();
     let mut ran_twice = 0;
+    let mut says_nothing_ran = 0;
     let unanswered = sent.iter().filter(|s| s.answer.is_none()).count();
     for s in &sent {
         let replay = reader
@@ -199,6 +225,15 @@ async fn run(name: &str, store: &str, replicas: usize) {
             ran_twice += 1;
         }
         *states.entry(task.status.state.to_string()).or_default() += 1;
+        // The agent runs before anything can fail a task, so a task never says nothing ran.
+        if task
+            .status
+            .message
+            .as_ref()
+            .is_some_and(|m| m.text().contains("nothing ran"))
+        {
+            says_nothing_ran += 1;
+        }
         if let Some((answered_id, answered_state)) = &s.answer {
             let consistent = *answered_id == task.id.as_str()
                 && (!answered_state.is_terminal() || *answered_state == task.status.state);
@@ -228,12 +263,14 @@ async fn run(name: &str, store: &str, replicas: usize) {
     let retried = sent.iter().filter(|s| s.attempts > 1).count();
     println!(
         "crash test ({name}, {replicas} replica(s)): {total} keyed sends from {CLIENTS} clients in \
-         {:.1} s; {} SIGKILLs; {retried} sends needed more than one round; {unanswered} \
-         unanswered; {total_tasks} tasks for {} keys ({distinct_tasks} distinct); final states \
-         {states:?}; unfinished left {left} ({:.1} s after the last send); keys that ran twice \
-         {ran_twice}; untrue answers {}",
+         {:.1} s; {} SIGKILLs; {} database restarts; {retried} sends needed more than one \
+         round; {unanswered} unanswered; {total_tasks} tasks for {} keys ({distinct_tasks} \
+         distinct); final states {states:?}; unfinished left {left} ({:.1} s after the last \
+         send); keys that ran twice {ran_twice}; untrue answers {}; tasks saying nothing ran \
+         {says_nothing_ran}",
         sending_took.as_secs_f64(),
         fleet.kills.load(Ordering::SeqCst),
+        restarts.load(Ordering::SeqCst),
         task_of_key.len(),
         settled_after.as_secs_f64(),
         untrue.len(),
@@ -250,10 +287,17 @@ async fn run(name: &str, store: &str, replicas: usize) {
     );
     assert_eq!(ran_twice, 0, "{name}: no key ran twice");
     assert!(untrue.is_empty(), "{name}: untrue answers: {untrue:?}");
-    assert!(
-        fleet.kills.load(Ordering::SeqCst) > 0,
-        "{name}: the chaos loop killed servers"
-    );
+    assert_eq!(says_nothing_ran, 0, "{name}: tasks saying nothing ran");
+    match chaos {
+        Chaos::KillServers => assert!(
+            fleet.kills.load(Ordering::SeqCst) > 0,
+            "{name}: the chaos loop killed servers"
+        ),
+        Chaos::RestartDatabase(_) => assert!(
+            restarts.load(Ordering::SeqCst) > 0,
+            "{name}: the chaos loop restarted the database"
+        ),
+    }
 }
 
 fn main() {
@@ -265,16 +309,25 @@ fn main() {
     runtime.block_on(async {
         if let Some(url) = postgres_url() {
             let (admin, schema, store) = fresh_schema(&url).await;
-            run("postgres", &store, 3).await;
+            run("postgres", &store, 3, Chaos::KillServers).await;
             admin
                 .execute(format!("DROP SCHEMA {schema} CASCADE").as_str())
                 .await
                 .expect("drop schema");
+            let cluster = Arc::new(PrivateCluster::start());
+            let store = cluster.url();
+            run(
+                "postgres restarting",
+                &store,
+                3,
+                Chaos::RestartDatabase(Arc::clone(&cluster)),
+            )
+            .await;
         } else {
             println!("crash test (postgres): skipped, A2A_TEST_POSTGRES_URL=skip");
         }
         let dir = tempfile::tempdir().expect("temp dir");
         let store = format!("sqlite://{}", dir.path().join("crash.db").display());
-        run("sqlite", &store, 1).await;
+        run("sqlite", &store, 1, Chaos::KillServers).await;
     });
 }

@@ -181,3 +181,99 @@ impl Fleet {
         self.servers.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(restarted);
     }
 }
+
+/// A PostgreSQL cluster of the test's own, in a temporary directory, on a free port: a test
+/// may restart it without disturbing the tests that share the machine's server. Stopped when
+/// dropped.
+pub struct PrivateCluster {
+    dir: tempfile::TempDir,
+    bin: std::path::PathBuf,
+    pub port: u16,
+}
+
+impl PrivateCluster {
+    /// Makes and starts one, as the `postgres` system user (PostgreSQL refuses to run as
+    /// root). Panics, saying what is missing, when the machine cannot.
+    pub fn start() -> Self {
+        let bin = std::fs::read_dir("/usr/lib/postgresql")
+            .expect("PostgreSQL's binaries under /usr/lib/postgresql")
+            .filter_map(Result::ok)
+            .map(|version| version.path().join("bin"))
+            .find(|bin| bin.join("initdb").exists())
+            .expect("initdb under /usr/lib/postgresql/*/bin");
+        let dir = tempfile::tempdir().expect("a temp dir");
+        let data = dir.path().join("data");
+        Self::as_postgres(
+            "chown",
+            &["postgres", &dir.path().display().to_string()],
+            true,
+        );
+        let initdb = bin.join("initdb").display().to_string();
+        Self::as_postgres(
+            &initdb,
+            &[
+                "-D",
+                &data.display().to_string(),
+                "-A",
+                "trust",
+                "-U",
+                "postgres",
+                "--no-sync",
+            ],
+            false,
+        );
+        let cluster = Self {
+            dir,
+            bin,
+            port: free_port(),
+        };
+        cluster.pg_ctl(&["start"]);
+        cluster
+    }
+
+    /// Runs `program` with `args` as the `postgres` user (or as this one, `as_root`).
+    fn as_postgres(program: &str, args: &[&str], as_root: bool) {
+        let status = if as_root {
+            Command::new(program).args(args).status()
+        } else {
+            Command::new("runuser")
+                .args(["-u", "postgres", "--", program])
+                .args(args)
+                .stdout(Stdio::null())
+                .status()
+        }
+        .unwrap_or_else(|e| panic!("{program} could not run: {e}"));
+        assert!(status.success(), "{program} {args:?} failed: {status}");
+    }
+
+    fn pg_ctl(&self, action: &[&str]) {
+        let data = self.dir.path().join("data").display().to_string();
+        let log = self.dir.path().join("log").display().to_string();
+        let options = format!(
+            "-p {} -k {} -c listen_addresses=127.0.0.1 -c fsync=off",
+            self.port,
+            self.dir.path().display()
+        );
+        let pg_ctl = self.bin.join("pg_ctl").display().to_string();
+        let mut args = vec!["-D", &data, "-l", &log, "-o", &options, "-w", "-t", "60"];
+        args.extend_from_slice(action);
+        Self::as_postgres(&pg_ctl, &args, false);
+    }
+
+    /// Restarts the server the way an operator's `restart -m fast` does: sessions are ended
+    /// and in-flight transactions rolled back.
+    pub fn restart(&self) {
+        self.pg_ctl(&["restart", "-m", "fast"]);
+    }
+
+    /// Its URL.
+    pub fn url(&self) -> String {
+        format!("postgres://postgres@127.0.0.1:{}/postgres", self.port)
+    }
+}
+
+impl Drop for PrivateCluster {
+    fn drop(&mut self) {
+        self.pg_ctl(&["stop", "-m", "immediate"]);
+    }
+}
