@@ -41,6 +41,10 @@ pub(crate) struct ServeArgs {
     /// Keep each tenant's tasks and keys apart (`/{tenant}/...` paths, the `tenant` field).
     #[arg(long)]
     tenant_aware: bool,
+    /// Serve only this tenant (repeat for more): a request naming another is refused before
+    /// anything is stored for it. Requests without a tenant are always served.
+    #[arg(long = "tenant", value_name = "NAME")]
+    tenants: Vec<String>,
     /// SQL stores: how often the background retention sweep runs, such as `1h` (`0s`: never).
     #[arg(long, default_value = "1h", value_parser = humantime::parse_duration)]
     sweep_every: Duration,
@@ -215,7 +219,14 @@ pub(crate) async fn serve(args: ServeArgs) -> Result<(), Failure> {
     let mut handler = RequestHandler::builder(executor)
         .with_agent_card(card)
         .with_store(opened.store)
-        .with_config(HandlerConfig::default().with_recovery_time(args.recovery_time));
+        .with_config({
+            let config = HandlerConfig::default().with_recovery_time(args.recovery_time);
+            if args.tenants.is_empty() {
+                config
+            } else {
+                config.with_served_tenants(args.tenants.iter().cloned())
+            }
+        });
     if let Some(max) = args.max_lease {
         handler = handler.with_leases(max);
     }

@@ -318,6 +318,15 @@ fn serve_refuses_a_taken_address() {
 }
 
 #[test]
+fn serve_tenant_serves_only_the_tenants_named() {
+    let server = Server::start("memory:", &["--tenant-aware", "--tenant", "acme"]);
+    a2a(&["send", &server.base, "hi", "--tenant", "acme"]).success();
+    a2a(&["send", &server.base, "hi", "--tenant", "made-up"])
+        .failure()
+        .stderr(predicate::str::contains("not a tenant this agent serves"));
+}
+
+#[test]
 fn a_tenant_aware_server_keeps_tenants_apart() {
     let server = Server::start("memory:", &["--tenant-aware"]);
     let sent = a2a(&["send", &server.base, "for a", "--tenant", "a"]).success();

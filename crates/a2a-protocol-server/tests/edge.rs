@@ -428,7 +428,7 @@ fn random_identifiers_never_produce_a_server_error_on_any_store() {
 }
 
 #[tokio::test]
-async fn a_flood_of_tenant_names_is_bounded() {
+async fn a_flood_of_tenant_names_is_bounded_and_locks_no_new_tenant_out() {
     use a2a_protocol_server::store::{InMemoryStoreConfig, InMemoryTaskStore};
     let store = Arc::new(InMemoryTaskStore::with_config(
         InMemoryStoreConfig::default()
@@ -452,14 +452,49 @@ async fn a_flood_of_tenant_names_is_bounded() {
         "tenant flood: 500 new tenant names; {accepted} accepted, {refused} refused with 503; {} tenants held",
         store.tenant_count()
     );
-    assert_eq!(accepted, 50);
+    // Each flood tenant holds only a finished task, which would go to make room anyway: it
+    // gives way to the next, so the flood fills nothing and locks nobody out.
+    assert_eq!(accepted, 500);
     assert!(store.tenant_count() <= 50);
-    // A tenant already held is served as before.
-    let mut params = send_params("m-again", "hi");
-    params["tenant"] = json!("tenant-7");
+    let mut params = send_params("m-new", "hi");
+    params["tenant"] = json!("a-real-tenant");
     call(Binding::Rest, &server.base, "SendMessage", params)
         .await
-        .expect("a held tenant still works");
+        .expect("a new tenant is served after the flood");
+}
+
+#[tokio::test]
+async fn tenants_holding_live_keys_are_kept_and_a_new_one_is_told_when_room_comes() {
+    use a2a_protocol_server::store::{InMemoryStoreConfig, InMemoryTaskStore};
+    let store = Arc::new(InMemoryTaskStore::with_config(
+        InMemoryStoreConfig::default()
+            .with_tenant_aware(true)
+            .with_max_tenants(3),
+    ));
+    let server = serve_handler(handler_with_store(CountingAgent::new(), store.clone())).await;
+    for i in 0..3 {
+        let mut params = keyed_params(&format!("m-{i}"), "hi", &key());
+        params["tenant"] = json!(format!("keyed-{i}"));
+        call(Binding::Rest, &server.base, "SendMessage", params)
+            .await
+            .expect("room for three");
+    }
+    // A key is kept for its whole time to live, so its tenant is too.
+    let mut params = send_params("m-late", "hi");
+    params["tenant"] = json!("late");
+    let refused = call(Binding::Rest, &server.base, "SendMessage", params)
+        .await
+        .expect_err("no tenant may give way");
+    assert_eq!(refused.status, 503, "{}", refused.body);
+    let retry_after: u64 = refused
+        .retry_after
+        .as_deref()
+        .and_then(|v| v.parse().ok())
+        .expect("a Retry-After");
+    assert!(
+        retry_after > 23 * 3600,
+        "room comes when the first key expires, in about a day, not in {retry_after} s"
+    );
 }
 
 #[tokio::test]
@@ -524,5 +559,58 @@ async fn browsers_get_cors_only_for_the_origins_configured() {
     assert_eq!(
         response.headers()["access-control-allow-origin"],
         "https://app.example.com"
+    );
+}
+
+#[tokio::test]
+async fn an_agent_serving_named_tenants_refuses_others_before_storing_anything() {
+    use a2a_protocol_server::HandlerConfig;
+    use a2a_protocol_server::store::{InMemoryStoreConfig, InMemoryTaskStore};
+    let store = Arc::new(InMemoryTaskStore::with_config(
+        InMemoryStoreConfig::default().with_tenant_aware(true),
+    ));
+    let handler = RequestHandler::builder(CountingAgent::new())
+        .with_store(store.clone())
+        .with_config(HandlerConfig::default().with_served_tenants(["acme"]))
+        .build();
+    let server = serve_handler(handler).await;
+    for binding in BINDINGS {
+        let mut params = send_params(&format!("m-{binding:?}"), "hi");
+        params["tenant"] = json!("made-up");
+        let refused = call(binding, &server.base, "SendMessage", params)
+            .await
+            .expect_err("not a tenant served");
+        assert_eq!(refused.reason, "INVALID_PARAMS", "{binding:?}");
+        assert!(
+            refused.message.contains("not a tenant this agent serves"),
+            "{}",
+            refused.message
+        );
+        let listed = call(
+            binding,
+            &server.base,
+            "ListTasks",
+            json!({"tenant": "made-up"}),
+        )
+        .await;
+        assert!(listed.is_err(), "{binding:?}: every operation refuses it");
+        let mut params = send_params(&format!("m-acme-{binding:?}"), "hi");
+        params["tenant"] = json!("acme");
+        call(binding, &server.base, "SendMessage", params)
+            .await
+            .expect("a tenant served");
+        call(
+            binding,
+            &server.base,
+            "SendMessage",
+            send_params(&format!("m-none-{binding:?}"), "hi"),
+        )
+        .await
+        .expect("no tenant at all is served");
+    }
+    assert_eq!(
+        store.tenant_count(),
+        2,
+        "acme and the default namespace, nothing for made-up"
     );
 }

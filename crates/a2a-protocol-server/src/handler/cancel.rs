@@ -53,7 +53,7 @@ impl RequestHandler {
         request: CancelTaskRequest,
         ctx: &CallContext,
     ) -> Result<Task, A2aError> {
-        validate::tenant(&request.tenant)?;
+        self.check_tenant(&request.tenant)?;
         validate::task_id("id", &request.id)?;
         let tenant = request.tenant;
         if let Some(live) = self.live(&tenant, &request.id, ctx)? {

@@ -229,6 +229,11 @@ pub struct HandlerConfig {
     /// declares [`Recovery::RunAgain`](crate::executor::Recovery::RunAgain); after that the
     /// task fails. Default 3.
     pub max_reruns: u32,
+    /// The tenants this agent serves, when it serves only some: a request naming another is
+    /// refused before anything is stored for it, so made-up names cannot fill the store's
+    /// room for tenants. A request without a tenant is always served. `None` (the default)
+    /// serves any tenant name.
+    pub served_tenants: Option<Arc<std::collections::HashSet<String>>>,
 }
 
 impl Default for HandlerConfig {
@@ -239,6 +244,7 @@ impl Default for HandlerConfig {
             default_page_size: 50,
             recovery_time: Duration::from_secs(30),
             max_reruns: 3,
+            served_tenants: None,
         }
     }
 }
@@ -309,6 +315,23 @@ impl HandlerConfig {
     /// ```
     pub fn with_max_reruns(mut self, reruns: u32) -> Self {
         self.max_reruns = reruns;
+        self
+    }
+
+    /// Serves only these tenants ([`HandlerConfig::served_tenants`]).
+    ///
+    /// ```
+    /// use a2a_protocol_server::HandlerConfig;
+    ///
+    /// let config = HandlerConfig::default().with_served_tenants(["acme", "globex"]);
+    /// assert!(config.served_tenants.unwrap().contains("acme"));
+    /// ```
+    pub fn with_served_tenants<I, S>(mut self, tenants: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.served_tenants = Some(Arc::new(tenants.into_iter().map(Into::into).collect()));
         self
     }
 }
@@ -691,7 +714,7 @@ impl RequestHandler {
         request: GetTaskRequest,
         ctx: &CallContext,
     ) -> Result<Task, A2aError> {
-        validate::tenant(&request.tenant)?;
+        self.check_tenant(&request.tenant)?;
         validate::task_id("id", &request.id)?;
         let history = validate::history_length(request.history_length)?;
         let mut task = self.load(&request.tenant, &request.id, ctx).await?;
@@ -727,7 +750,7 @@ impl RequestHandler {
         request: ListTasksRequest,
         ctx: &CallContext,
     ) -> Result<ListTasksResponse, A2aError> {
-        validate::tenant(&request.tenant)?;
+        self.check_tenant(&request.tenant)?;
         let mut query = validate::task_query(&request, self.inner.config.default_page_size)?;
         query.caller = ctx.creator().map(str::to_owned);
         let history = validate::history_length(request.history_length)?;
@@ -910,7 +933,7 @@ impl RequestHandler {
         request: GetExtendedAgentCardRequest,
         ctx: &CallContext,
     ) -> Result<AgentCard, A2aError> {
-        validate::tenant(&request.tenant)?;
+        self.check_tenant(&request.tenant)?;
         let card = self.inner.cards.extended.as_ref().ok_or_else(|| {
             A2aError::unsupported_operation(
                 "this agent has no extended agent card (its card says extendedAgentCard: false)",
@@ -953,6 +976,17 @@ impl RequestHandler {
             context_id,
             owner,
         )
+    }
+
+    /// Refuses a tenant no request may name, and one this agent does not serve.
+    pub(crate) fn check_tenant(&self, tenant: &str) -> Result<(), A2aError> {
+        validate::tenant(tenant)?;
+        match &self.inner.config.served_tenants {
+            Some(served) if !tenant.is_empty() && !served.contains(tenant) => {
+                Err(validate::unserved_tenant(tenant))
+            }
+            _ => Ok(()),
+        }
     }
 
     /// Refuses new work once shutdown has begun; the refusal is retryable, so a client with

@@ -58,7 +58,7 @@ impl RequestHandler {
         ctx: &CallContext,
     ) -> Result<TaskPushNotificationConfig, A2aError> {
         let settings = self.push_or_refuse()?;
-        validate::tenant(tenant)?;
+        self.check_tenant(tenant)?;
         validate::task_id(&format!("{prefix}taskId"), &config.task_id)?;
         if config.task_id.as_str().is_empty() {
             return Err(A2aError::invalid_params(format!(
@@ -251,7 +251,7 @@ impl RequestHandler {
         task_id: &TaskId,
         ctx: &CallContext,
     ) -> Result<(), A2aError> {
-        validate::tenant(tenant)?;
+        self.check_tenant(tenant)?;
         validate::task_id("taskId", task_id)?;
         self.load_stored(tenant, task_id, ctx).await.map(drop)
     }

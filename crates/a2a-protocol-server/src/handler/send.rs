@@ -148,6 +148,7 @@ impl RequestHandler {
 
     /// The request checked, its extension data parsed once.
     fn valid_send(&self, request: SendMessageRequest) -> Result<validate::ValidSend, A2aError> {
+        self.check_tenant(&request.tenant)?;
         validate::send(
             request,
             &self.inner.cards.public,

@@ -45,7 +45,7 @@ impl RequestHandler {
         request: SubscribeToTaskRequest,
         ctx: &CallContext,
     ) -> Result<EventStream, A2aError> {
-        validate::tenant(&request.tenant)?;
+        self.check_tenant(&request.tenant)?;
         validate::task_id("id", &request.id)?;
         let task = self.load(&request.tenant, &request.id, ctx).await?;
         if task.status.state.is_terminal() {

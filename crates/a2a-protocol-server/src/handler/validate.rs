@@ -76,6 +76,15 @@ pub(crate) fn tenant(tenant: &str) -> Result<(), A2aError> {
     identifier("tenant", tenant)
 }
 
+/// The refusal of a tenant this agent does not serve.
+pub(crate) fn unserved_tenant(tenant: &str) -> A2aError {
+    let shown: String = tenant.chars().take(64).collect();
+    field_error(
+        "tenant",
+        format!("{shown:?} is not a tenant this agent serves; ask its operator for yours"),
+    )
+}
+
 /// Refuses a task id no store could keep (see [`identifier`]).
 pub(crate) fn task_id(field: &str, id: &TaskId) -> Result<(), A2aError> {
     identifier(field, id.as_str())

@@ -43,9 +43,11 @@ pub struct InMemoryStoreConfig {
     /// The most tasks held at once (per tenant in a tenant-aware store). Past it the oldest
     /// terminal tasks are evicted; a running task never is. Default 10 000.
     pub max_tasks: usize,
-    /// The most tenants a tenant-aware in-memory store holds at once. A tenant with no task
-    /// and no key left makes room for a new one; past it, a write for a new tenant is refused
-    /// as temporarily unavailable. Default 10 000.
+    /// The most tenants a tenant-aware in-memory store holds at once. Past it a tenant holding
+    /// nothing, then one holding only finished tasks (which would go to make room anyway),
+    /// gives way to a new one; a tenant with an unfinished task or a live key never does, and
+    /// a write for a new tenant is then refused as temporarily unavailable, until the first
+    /// of those keys expires. Default 10 000.
     pub max_tenants: usize,
     /// The most bytes of task content (messages, artifacts, metadata; estimated) held at once,
     /// across all tenants of a tenant-aware store. Past it the oldest terminal tasks are

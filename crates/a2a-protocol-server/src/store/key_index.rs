@@ -184,6 +184,11 @@ impl KeyIndex {
     }
 
     /// How many keys are held (expired ones included until the next claim drops them).
+    /// When the key taken last expires, if any is held.
+    pub(crate) fn last_expiry(&self) -> Option<Instant> {
+        self.entries.back().map(|(_, held)| held.expires_at)
+    }
+
     pub(crate) fn len(&self) -> usize {
         self.entries.len()
     }

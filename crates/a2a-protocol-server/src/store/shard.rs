@@ -449,6 +449,19 @@ impl Shard {
     }
 
     /// Whether nothing is left once what has expired is dropped: no task and no key.
+    /// When this namespace may give way to a new tenant: at once when it holds only finished
+    /// tasks (they would go to make room anyway), else when its last key expires (a key is
+    /// never evicted); `None` while one of its tasks is unfinished or a notification waits.
+    pub(crate) fn gives_way_at(&mut self, now: Instant) -> Option<Instant> {
+        self.expire_terminal_tasks(now);
+        self.keys.expire(now);
+        let unfinished = self.tasks.len() > self.terminal.len();
+        if unfinished || !self.outbox.is_idle() {
+            return None;
+        }
+        Some(self.keys.last_expiry().unwrap_or(now))
+    }
+
     pub(crate) fn is_empty_after_expiry(&mut self) -> bool {
         let now = Instant::now();
         self.expire_terminal_tasks(now);

@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 use std::sync::atomic::AtomicUsize;
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Instant;
 
 use super::shard::Shard;
 use super::{InMemoryStoreConfig, StoreError};
@@ -32,24 +33,55 @@ impl Tenants {
     }
 
     /// The tenant's namespace, made if it is new and there is room: at
-    /// [`InMemoryStoreConfig::max_tenants`], tenants with nothing left are dropped first.
+    /// [`InMemoryStoreConfig::max_tenants`], a tenant that holds nothing gives way first, then
+    /// one that holds only finished tasks; a tenant with an unfinished task or a live key
+    /// never does, and a new tenant is then told when the first of those keys expires.
     pub(crate) fn shard(&self, tenant: &str) -> Result<Arc<Mutex<Shard>>, StoreError> {
         let mut tenants = lock(&self.tenants);
         if let Some(shard) = tenants.get(tenant) {
             return Ok(Arc::clone(shard));
         }
         if tenants.len() >= self.config.max_tenants {
+            let now = Instant::now();
             // Only a namespace nobody holds right now may go: every holder got it from this
             // map under this lock, so a count of one means no write is under way in it.
-            tenants.retain(|_, shard| {
-                Arc::strong_count(shard) > 1
-                    || !shard
-                        .try_lock()
-                        .map(|mut s| s.is_empty_after_expiry())
-                        .unwrap_or(false)
+            let mut soonest: Option<Instant> = None;
+            let mut finished_only: Option<String> = None;
+            tenants.retain(|name, shard| {
+                if Arc::strong_count(shard) > 1 {
+                    return true;
+                }
+                let Ok(mut held) = shard.try_lock() else {
+                    return true;
+                };
+                let empty = held.is_empty_after_expiry();
+                match held.gives_way_at(now) {
+                    Some(at) if at <= now && finished_only.is_none() && !empty => {
+                        finished_only = Some(name.clone());
+                    }
+                    Some(at) if at > now => {
+                        soonest = Some(soonest.map_or(at, |s| s.min(at)));
+                    }
+                    _ => {}
+                }
+                !empty
             });
             if tenants.len() >= self.config.max_tenants {
-                return Err(StoreError::CapacityExceeded("tenants"));
+                match finished_only {
+                    Some(name) => {
+                        tenants.remove(&name);
+                    }
+                    None => {
+                        return Err(match soonest {
+                            Some(at) => StoreError::FullUntil {
+                                what: "tenants",
+                                retry_after: at.saturating_duration_since(now),
+                            },
+                            // Every tenant has an unfinished task: room comes when one ends.
+                            None => StoreError::CapacityExceeded("tenants"),
+                        });
+                    }
+                }
             }
         }
         let shard = Arc::new(Mutex::new(Shard::new(
