@@ -79,6 +79,11 @@ pub(crate) struct ServeArgs {
     /// repeat for more [default: none, no CORS].
     #[arg(long = "cors-origin")]
     cors_origins: Vec<String>,
+    /// A reverse proxy (address or CIDR block) whose `X-Forwarded-For` is believed: requests
+    /// from it count as coming from the client it names, for idempotency key quotas. Repeat
+    /// for more [default: none, the header is ignored].
+    #[arg(long = "trust-proxy", value_name = "ADDRESS[/PREFIX]")]
+    trusted_proxies: Vec<a2a_protocol_server::push::AddressRange>,
     /// Require an API key in the `X-API-Key` header: the key is the value of environment
     /// variable NAME, and whoever presents it is the caller NAME, who sees only the tasks it
     /// created. Repeat for more callers [default: no authentication].
@@ -244,7 +249,8 @@ pub(crate) async fn serve(args: ServeArgs) -> Result<(), Failure> {
         .with_shutdown_drain(args.drain)
         .with_max_connections(args.max_connections)
         .with_request_deadline(args.request_deadline)
-        .with_cors_origins(args.cors_origins);
+        .with_cors_origins(args.cors_origins)
+        .with_trusted_proxies(args.trusted_proxies);
     let authenticated = authentication.is_some();
     if let Some(authentication) = authentication {
         config = config.with_authentication(authentication);

@@ -27,9 +27,13 @@ pub(crate) struct Keep {
     #[arg(long, value_parser = humantime::parse_duration)]
     pub(crate) keep_keys: Option<Duration>,
     /// In memory: how many idempotency keys one caller (or, unauthenticated, one client
-    /// address) may hold once the key index is half full [default: 10000].
+    /// network: a /24 or a /64) may hold once the key index is half full [default: 10000].
     #[arg(long)]
     pub(crate) max_keys_per_caller: Option<usize>,
+    /// In memory: how many idempotency keys all clients without credentials may hold
+    /// together; the rest of the index (100000) is for authenticated callers [default: 50000].
+    #[arg(long)]
+    pub(crate) max_unauthenticated_keys: Option<usize>,
     /// In memory: how many MiB of task content (messages, artifacts) are held at most; the
     /// oldest finished tasks make room [default: 256].
     #[arg(long)]
@@ -58,6 +62,9 @@ impl Keep {
         }
         if let Some(max) = self.max_keys_per_caller {
             config = config.with_max_idempotency_keys_per_holder(max);
+        }
+        if let Some(max) = self.max_unauthenticated_keys {
+            config = config.with_max_unauthenticated_idempotency_keys(max);
         }
         if let Some(mib) = self.max_task_mib {
             config = config.with_max_task_bytes(mib.saturating_mul(1024 * 1024));

@@ -327,6 +327,24 @@ fn serve_tenant_serves_only_the_tenants_named() {
 }
 
 #[test]
+fn serve_trust_proxy_takes_addresses_and_blocks_only() {
+    a2a(&[
+        "serve",
+        "--store",
+        "memory:",
+        "--trust-proxy",
+        "proxy.example",
+    ])
+    .code(2)
+    .stderr(predicate::str::contains("--trust-proxy"));
+    let server = Server::start(
+        "memory:",
+        &["--trust-proxy", "127.0.0.1", "--trust-proxy", "10.0.0.0/8"],
+    );
+    a2a(&["send", &server.base, "hi"]).success();
+}
+
+#[test]
 fn a_tenant_aware_server_keeps_tenants_apart() {
     let server = Server::start("memory:", &["--tenant-aware"]);
     let sent = a2a(&["send", &server.base, "for a", "--tenant", "a"]).success();

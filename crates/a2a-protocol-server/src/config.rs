@@ -80,6 +80,12 @@ pub struct ServerConfig {
     /// Default none: no CORS headers are sent, so browsers refuse cross-origin reads and
     /// preflighted requests.
     pub cors_origins: Vec<String>,
+    /// Reverse proxies in front of the server whose `X-Forwarded-For` is believed: a request
+    /// arriving from one of these counts as coming from the address the proxy says it
+    /// forwarded (the right-most one that is not itself a trusted proxy). That address is
+    /// what idempotency key quotas count clients by. Default empty: the header is ignored,
+    /// since any client could write it.
+    pub trusted_proxies: Vec<crate::push::AddressRange>,
     /// Checks every request against the security requirements the agent card declares
     /// (see [`crate::auth`]). Default none: requests are not authenticated, unless a layer in
     /// front puts a [`CallerIdentity`] in them.
@@ -117,6 +123,7 @@ impl fmt::Debug for ServerConfig {
             .field("crowded_header_timeout", &self.crowded_header_timeout)
             .field("body_timeout", &self.body_timeout)
             .field("cors_origins", &self.cors_origins)
+            .field("trusted_proxies", &self.trusted_proxies)
             .field("authentication", &self.authentication)
             .field("request_deadline", &self.request_deadline);
         #[cfg(feature = "tls")]
@@ -144,6 +151,7 @@ impl Default for ServerConfig {
             crowded_header_timeout: Duration::from_secs(2),
             body_timeout: Duration::from_secs(30),
             cors_origins: Vec::new(),
+            trusted_proxies: Vec::new(),
             authentication: None,
             request_deadline: Duration::from_secs(600),
             #[cfg(feature = "tls")]
@@ -325,6 +333,19 @@ impl ServerConfig {
     /// ```
     pub fn with_body_timeout(mut self, timeout: Duration) -> Self {
         self.body_timeout = timeout;
+        self
+    }
+
+    /// Sets [`ServerConfig::trusted_proxies`].
+    ///
+    /// ```
+    /// use a2a_protocol_server::ServerConfig;
+    ///
+    /// let config = ServerConfig::default().with_trusted_proxies(vec!["10.0.0.0/8".parse().unwrap()]);
+    /// assert_eq!(config.trusted_proxies.len(), 1);
+    /// ```
+    pub fn with_trusted_proxies(mut self, proxies: Vec<crate::push::AddressRange>) -> Self {
+        self.trusted_proxies = proxies;
         self
     }
 

@@ -71,7 +71,7 @@ impl Head {
             });
         let peer = extensions
             .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
-            .map(|info| info.0.ip());
+            .map(|info| client_address(info.0.ip(), headers, &state.config.trusted_proxies));
         let trace = headers
             .get(a2a_protocol_types::trace::TRACEPARENT_HEADER)
             .and_then(|value| value.to_str().ok())
@@ -275,6 +275,32 @@ fn version(
             SUPPORTED_VERSIONS,
         )),
     }
+}
+
+/// The client's address: the connection's peer, or, when the peer is a trusted proxy, the
+/// right-most address of `X-Forwarded-For` that is not a trusted proxy itself (each proxy
+/// appends the address it was reached from; the ones to the left are the client's word).
+fn client_address(
+    peer: std::net::IpAddr,
+    headers: &HeaderMap,
+    trusted: &[crate::push::AddressRange],
+) -> std::net::IpAddr {
+    let is_trusted = |address: std::net::IpAddr| trusted.iter().any(|r| r.contains(address));
+    if !is_trusted(peer) {
+        return peer;
+    }
+    let forwarded: Vec<std::net::IpAddr> = headers
+        .get_all("x-forwarded-for")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .filter_map(|hop| hop.trim().parse().ok())
+        .collect();
+    forwarded
+        .into_iter()
+        .rev()
+        .find(|hop| !is_trusted(*hop))
+        .unwrap_or(peer)
 }
 
 fn requested_extensions(headers: &HeaderMap) -> Vec<String> {

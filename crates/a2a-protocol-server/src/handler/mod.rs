@@ -186,12 +186,28 @@ impl CallContext {
     }
 
     /// Whose quota of held idempotency keys a send of this caller counts against: the
-    /// authenticated caller, else the client's address.
+    /// authenticated caller, else the client's network (see
+    /// [`KeyClaim::charged_to`](crate::store::KeyClaim::charged_to)).
     pub(crate) fn key_holder(&self) -> Option<String> {
         match (&self.caller, self.peer) {
             (Some(caller), _) => Some(format!("caller:{}", caller.0)),
-            (None, Some(peer)) => Some(format!("address:{peer}")),
+            (None, Some(peer)) => Some(format!("network:{}", network_of(peer))),
             (None, None) => None,
+        }
+    }
+}
+
+/// The network an address is counted in: its /24 for IPv4, its /64 for IPv6 (the block one
+/// host is given), so a client cannot multiply its quota by using its neighbours' addresses.
+fn network_of(address: std::net::IpAddr) -> String {
+    match address.to_canonical() {
+        std::net::IpAddr::V4(v4) => {
+            let [a, b, c, _] = v4.octets();
+            format!("{a}.{b}.{c}.0/24")
+        }
+        std::net::IpAddr::V6(v6) => {
+            let [a, b, c, d, ..] = v6.segments();
+            format!("{a:x}:{b:x}:{c:x}:{d:x}::/64")
         }
     }
 }

@@ -31,13 +31,22 @@ pub struct InMemoryStoreConfig {
     /// Default 100 000.
     pub max_idempotency_keys: usize,
     /// The most of those keys one holder may hold at once while the index is at least half
-    /// full: an authenticated caller, or a client address when there is none (see
+    /// full: an authenticated caller, or a client's network when there is none (see
     /// [`KeyClaim::charged_to`]). A client alone may use half the index; past that, no one
     /// holds more than this, so one client cannot fill the index and lock everyone else out.
     /// Default 10 000 (a tenth of the total).
     ///
     /// [`KeyClaim::charged_to`]: crate::store::KeyClaim::charged_to
     pub max_idempotency_keys_per_holder: usize,
+    /// The most of those keys all clients without a caller identity hold together (each is
+    /// charged by network, see [`KeyClaim::charged_to`]). Addresses are cheap (a /48 of IPv6
+    /// holds 65 536 networks), so without this a crowd of them could fill the index and leave
+    /// authenticated callers nothing; with it, the rest of the index is theirs. A server with
+    /// no authentication at all may raise it to `max_idempotency_keys`. Default 50 000 (half
+    /// the default index).
+    ///
+    /// [`KeyClaim::charged_to`]: crate::store::KeyClaim::charged_to
+    pub max_unauthenticated_idempotency_keys: usize,
     /// How long a terminal task is kept after it settles. Default 1 hour.
     pub terminal_task_ttl: Duration,
     /// The most tasks held at once (per tenant in a tenant-aware store). Past it the oldest
@@ -63,6 +72,7 @@ impl Default for InMemoryStoreConfig {
             idempotency_key_ttl: Duration::from_secs(24 * 60 * 60),
             max_idempotency_keys: 100_000,
             max_idempotency_keys_per_holder: 10_000,
+            max_unauthenticated_idempotency_keys: 50_000,
             terminal_task_ttl: Duration::from_secs(60 * 60),
             max_tasks: 10_000,
             max_tenants: 10_000,
@@ -122,6 +132,19 @@ impl InMemoryStoreConfig {
     /// ```
     pub fn with_max_idempotency_keys_per_holder(mut self, max: usize) -> Self {
         self.max_idempotency_keys_per_holder = max;
+        self
+    }
+
+    /// Sets [`InMemoryStoreConfig::max_unauthenticated_idempotency_keys`].
+    ///
+    /// ```
+    /// use a2a_protocol_server::store::InMemoryStoreConfig;
+    ///
+    /// let config = InMemoryStoreConfig::default().with_max_unauthenticated_idempotency_keys(1_000);
+    /// assert_eq!(config.max_unauthenticated_idempotency_keys, 1_000);
+    /// ```
+    pub fn with_max_unauthenticated_idempotency_keys(mut self, max: usize) -> Self {
+        self.max_unauthenticated_idempotency_keys = max;
         self
     }
 

@@ -25,6 +25,40 @@ pub(crate) struct KeyIndex {
     hasher: KeyHasher,
     /// How many keys each holder has, for the per-holder quota.
     holders: HashMap<Arc<str>, Holder>,
+    /// How many keys are held by clients known only by their network (or not at all):
+    /// together they may hold half the index, so authenticated callers always have the other.
+    unauthenticated: usize,
+}
+
+/// Whether keys charged to `holder` are an authenticated caller's (`caller:NAME`, see
+/// [`KeyClaim::charged_to`]).
+fn authenticated(holder: Option<&str>) -> bool {
+    holder.is_some_and(|name| name.starts_with("caller:"))
+}
+
+/// How many keys an index holds, and for how long.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct KeyLimits {
+    /// How long a key is held after its claim.
+    pub(crate) ttl: Duration,
+    /// The most keys held at once.
+    pub(crate) max: usize,
+    /// The most one holder keeps while the index is at least half full.
+    pub(crate) per_holder: usize,
+    /// The most all clients without a caller identity keep together.
+    pub(crate) unauthenticated: usize,
+}
+
+impl KeyLimits {
+    /// The limits `config` sets.
+    pub(crate) fn of(config: &crate::store::InMemoryStoreConfig) -> Self {
+        Self {
+            ttl: config.idempotency_key_ttl,
+            max: config.max_idempotency_keys,
+            per_holder: config.max_idempotency_keys_per_holder,
+            unauthenticated: config.max_unauthenticated_idempotency_keys,
+        }
+    }
 }
 
 /// When a held key expires, and whose quota it counts against.
@@ -47,21 +81,22 @@ impl KeyIndex {
             entries: LinkedHashMap::default(),
             hasher: KeyHasher::new(),
             holders: HashMap::new(),
+            unauthenticated: 0,
         }
     }
 
     /// Claims `claim`'s key for its message and task, unless the key is held: then the answer
     /// is a replay (same message) or a conflict (another message). Expired keys are dropped
-    /// first. A new key past `max` held is refused until the oldest key expires; so is a new
-    /// key of a holder that has `per_holder` keys already while the index is at least half
-    /// full, until that holder's oldest key expires. A client alone may use half the index;
-    /// once others need room, no one holds more than their share.
+    /// first. A new key past `limits.max` held is refused until the oldest key expires; so is
+    /// a new key of a holder that has `limits.per_holder` keys already while the index is at
+    /// least half full, until that holder's oldest key expires. A client alone may use half
+    /// the index; once others need room, no one holds more than their share. Clients without
+    /// a caller identity hold at most `limits.unauthenticated` together, so no number of
+    /// addresses takes the room of authenticated callers.
     pub(crate) fn claim(
         &mut self,
         claim: &KeyClaim,
-        ttl: Duration,
-        max: usize,
-        per_holder: usize,
+        limits: &KeyLimits,
     ) -> Result<ClaimOutcome, StoreError> {
         let now = Instant::now();
         self.expire(now);
@@ -71,6 +106,12 @@ impl KeyIndex {
         if let Some((held, _)) = self.entries.get_key_value(&key) {
             return Ok(held.outcome_for(claim));
         }
+        let KeyLimits {
+            ttl,
+            max,
+            per_holder,
+            unauthenticated: max_unauthenticated,
+        } = *limits;
         if self.entries.len() >= max {
             let room_at = self
                 .entries
@@ -78,6 +119,18 @@ impl KeyIndex {
                 .map_or(now, |(_, held)| held.expires_at);
             return Err(StoreError::FullUntil {
                 what: "idempotency keys",
+                retry_after: room_at.saturating_duration_since(now),
+            });
+        }
+        let unauthenticated = !authenticated(claim.charged_to.as_deref());
+        if unauthenticated && self.unauthenticated >= max_unauthenticated {
+            let room_at = self
+                .entries
+                .values()
+                .find(|held| !authenticated(held.charged_to.as_deref()))
+                .map_or(now, |held| held.expires_at);
+            return Err(StoreError::FullUntil {
+                what: "idempotency keys of unauthenticated clients",
                 retry_after: room_at.saturating_duration_since(now),
             });
         }
@@ -93,6 +146,7 @@ impl KeyIndex {
                 charged_to,
             },
         );
+        self.unauthenticated += usize::from(unauthenticated);
         Ok(ClaimOutcome::Claimed)
     }
 
@@ -157,6 +211,9 @@ impl KeyIndex {
 
     /// One key fewer against `name`; a holder with none left is dropped.
     fn forget(&mut self, name: Option<&str>) {
+        if !authenticated(name) {
+            self.unauthenticated = self.unauthenticated.saturating_sub(1);
+        }
         let Some(name) = name else {
             return;
         };
@@ -183,12 +240,12 @@ impl KeyIndex {
         }
     }
 
-    /// How many keys are held (expired ones included until the next claim drops them).
     /// When the key taken last expires, if any is held.
     pub(crate) fn last_expiry(&self) -> Option<Instant> {
         self.entries.back().map(|(_, held)| held.expires_at)
     }
 
+    /// How many keys are held (expired ones included until the next claim drops them).
     pub(crate) fn len(&self) -> usize {
         self.entries.len()
     }
@@ -338,6 +395,16 @@ mod tests {
 
     const DAY: Duration = Duration::from_secs(86_400);
 
+    /// Limits with no separate share for unauthenticated clients.
+    fn limits(ttl: Duration, max: usize, per_holder: usize) -> KeyLimits {
+        KeyLimits {
+            ttl,
+            max,
+            per_holder,
+            unauthenticated: max,
+        }
+    }
+
     fn claim(tenant: &str, caller: Option<&str>) -> KeyClaim {
         KeyClaim {
             scope: KeyScope {
@@ -399,13 +466,17 @@ mod tests {
             .collect();
         for c in &claims {
             assert_eq!(
-                index.claim(c, DAY, usize::MAX, usize::MAX).expect("room"),
+                index
+                    .claim(c, &limits(DAY, usize::MAX, usize::MAX))
+                    .expect("room"),
                 ClaimOutcome::Claimed
             );
         }
         for c in &claims {
             assert_eq!(
-                index.claim(c, DAY, usize::MAX, usize::MAX).expect("room"),
+                index
+                    .claim(c, &limits(DAY, usize::MAX, usize::MAX))
+                    .expect("room"),
                 ClaimOutcome::Replay(c.task_id.clone())
             );
         }
@@ -421,7 +492,7 @@ mod tests {
             ..claim("acme", Some("alice"))
         };
         assert_eq!(
-            index.claim(&first, DAY, 10, 10).ok(),
+            index.claim(&first, &limits(DAY, 10, 10)).ok(),
             Some(ClaimOutcome::Claimed)
         );
         let retry = KeyClaim {
@@ -429,7 +500,7 @@ mod tests {
             ..first.clone()
         };
         assert_eq!(
-            index.claim(&retry, DAY, 10, 10).ok(),
+            index.claim(&retry, &limits(DAY, 10, 10)).ok(),
             Some(ClaimOutcome::Replay("task-a".into()))
         );
         let other = KeyClaim {
@@ -437,7 +508,7 @@ mod tests {
             ..retry.clone()
         };
         assert_eq!(
-            index.claim(&other, DAY, 10, 10).ok(),
+            index.claim(&other, &limits(DAY, 10, 10)).ok(),
             Some(ClaimOutcome::Conflict)
         );
         // Only the holder's task frees it.
@@ -456,17 +527,17 @@ mod tests {
             ..claim("b", None)
         };
         assert_eq!(
-            index.claim(&a, DAY, 10, 10).ok(),
+            index.claim(&a, &limits(DAY, 10, 10)).ok(),
             Some(ClaimOutcome::Claimed)
         );
         assert_eq!(
-            index.claim(&b, DAY, 10, 10).ok(),
+            index.claim(&b, &limits(DAY, 10, 10)).ok(),
             Some(ClaimOutcome::Claimed)
         );
         index.release(&a);
         assert_eq!(index.len(), 1);
         assert_eq!(
-            index.claim(&b, DAY, 10, 10).ok(),
+            index.claim(&b, &limits(DAY, 10, 10)).ok(),
             Some(ClaimOutcome::Replay("t-b".into()))
         );
     }
@@ -480,7 +551,7 @@ mod tests {
             ..claim("", None)
         };
         let claimed = |index: &mut KeyIndex, claim: &KeyClaim, max: usize| {
-            index.claim(claim, DAY, max, 2).ok() == Some(ClaimOutcome::Claimed)
+            index.claim(claim, &limits(DAY, max, 2)).ok() == Some(ClaimOutcome::Claimed)
         };
         // Alone in a roomy index, a holder may pass its share.
         let mut roomy = KeyIndex::new();
@@ -497,7 +568,7 @@ mod tests {
         assert!(claimed(&mut index, &of(Some("alice"), 'b', "t1"), 6));
         assert!(claimed(&mut index, &of(Some("alice"), 'c', "t2"), 6));
         let third = of(Some("alice"), 'd', "t3");
-        match index.claim(&third, DAY, 6, 2) {
+        match index.claim(&third, &limits(DAY, 6, 2)) {
             Err(StoreError::FullUntil { what, retry_after }) => {
                 assert_eq!(what, "idempotency keys held by this caller");
                 assert!(
@@ -509,7 +580,7 @@ mod tests {
         }
         // A retry of a held key still replays; others below their share still claim.
         assert!(matches!(
-            index.claim(&of(Some("alice"), 'b', "t1"), DAY, 6, 2),
+            index.claim(&of(Some("alice"), 'b', "t1"), &limits(DAY, 6, 2)),
             Ok(ClaimOutcome::Replay(_))
         ));
         assert!(claimed(&mut index, &of(Some("bob"), 'e', "t4"), 6));
@@ -521,10 +592,45 @@ mod tests {
         let mut brief = KeyIndex::new();
         assert!(
             brief
-                .claim(&of(Some("carol"), 'g', "t6"), Duration::ZERO, 2, 1)
+                .claim(&of(Some("carol"), 'g', "t6"), &limits(Duration::ZERO, 2, 1))
                 .is_ok()
         );
         assert!(claimed(&mut brief, &of(Some("carol"), 'h', "t7"), 2));
         assert_eq!(brief.holders.get("carol").map(|h| h.held), Some(1));
+    }
+
+    #[test]
+    fn unauthenticated_clients_share_their_part_and_leave_callers_theirs() {
+        let of = |holder: Option<&str>, key: usize| KeyClaim {
+            key: format!("key-{key:012}").parse().expect("a valid key"),
+            task_id: format!("t{key}").into(),
+            charged_to: holder.map(Into::into),
+            ..claim("", None)
+        };
+        let limits = KeyLimits {
+            unauthenticated: 4,
+            ..limits(DAY, 8, 8)
+        };
+        let mut index = KeyIndex::new();
+        let networks = ["network:10.0.1.0/24", "network:10.0.2.0/24"];
+        for (i, network) in networks.iter().cycle().take(4).enumerate() {
+            assert!(index.claim(&of(Some(network), i), &limits).is_ok());
+        }
+        for (i, holder) in [Some("network:10.0.3.0/24"), None].into_iter().enumerate() {
+            match index.claim(&of(holder, 10 + i), &limits) {
+                Err(StoreError::FullUntil { what, retry_after }) => {
+                    assert_eq!(what, "idempotency keys of unauthenticated clients");
+                    assert!(retry_after > DAY - Duration::from_secs(60));
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+        for i in 0..4 {
+            let caller = format!("caller:user-{i}");
+            assert!(index.claim(&of(Some(&caller), 20 + i), &limits).is_ok());
+        }
+        // A released key of theirs makes room for another unauthenticated client.
+        index.release(&of(Some(networks[0]), 0));
+        assert!(index.claim(&of(None, 30), &limits).is_ok());
     }
 }

@@ -44,9 +44,11 @@ pub struct KeyClaim {
     pub message_id: MessageId,
     /// The id the task will have if this claim wins.
     pub task_id: TaskId,
-    /// Whose quota of held keys this key counts against: the authenticated caller, else the
-    /// client's address; `None` when neither is known. It never changes what the key means
-    /// (that is [`KeyClaim::scope`]), only who may hold how many (see
+    /// Whose quota of held keys this key counts against: `caller:NAME` for an authenticated
+    /// caller, else `network:PREFIX` for a client known by its address (its /24 for IPv4,
+    /// its /64 for IPv6, so one client's many addresses share one quota); `None` when neither
+    /// is known, which counts as unauthenticated. It never changes what the key means (that
+    /// is [`KeyClaim::scope`]), only who may hold how many (see
     /// [`InMemoryStoreConfig::max_idempotency_keys_per_holder`](crate::store::InMemoryStoreConfig::max_idempotency_keys_per_holder)).
     pub charged_to: Option<String>,
 }

@@ -432,12 +432,8 @@ impl Shard {
     }
 
     pub(crate) fn claim(&mut self, claim: &KeyClaim) -> Result<ClaimOutcome, StoreError> {
-        self.keys.claim(
-            claim,
-            self.config.idempotency_key_ttl,
-            self.config.max_idempotency_keys,
-            self.config.max_idempotency_keys_per_holder,
-        )
+        self.keys
+            .claim(claim, &crate::store::key_index::KeyLimits::of(&self.config))
     }
 
     pub(crate) fn find_key(&self, claim: &KeyClaim) -> Option<ClaimOutcome> {
