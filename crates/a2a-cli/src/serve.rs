@@ -71,6 +71,14 @@ pub(crate) struct ServeArgs {
     /// The most connections served at once; keep it below the file limit (`ulimit -n`).
     #[arg(long, default_value_t = 512)]
     max_connections: usize,
+    /// The most connections one network (a /24 of IPv4, a /64 of IPv6) holds; --trust-proxy
+    /// addresses have no share [default: a quarter of --max-connections].
+    #[arg(long)]
+    max_connections_per_network: Option<usize>,
+    /// The most streams open at once over HTTP/1.1, where each holds a connection; more are
+    /// refused (503) [default: half of --max-connections].
+    #[arg(long)]
+    max_http1_streams: Option<usize>,
     /// The longest a request is served: a blocking send still waiting then answers with its
     /// task as it stands (the task goes on), anything else with an error. Streams are not cut.
     #[arg(long, default_value = "10m", value_parser = humantime::parse_duration)]
@@ -251,6 +259,12 @@ pub(crate) async fn serve(args: ServeArgs) -> Result<(), Failure> {
         .with_request_deadline(args.request_deadline)
         .with_cors_origins(args.cors_origins)
         .with_trusted_proxies(args.trusted_proxies);
+    if let Some(share) = args.max_connections_per_network {
+        config = config.with_max_connections_per_network(share);
+    }
+    if let Some(streams) = args.max_http1_streams {
+        config = config.with_max_http1_streams(streams);
+    }
     let authenticated = authentication.is_some();
     if let Some(authentication) = authentication {
         config = config.with_authentication(authentication);

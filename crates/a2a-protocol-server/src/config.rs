@@ -63,8 +63,21 @@ pub struct ServerConfig {
     pub caller: Option<CallerResolver>,
     /// The most connections served at once; more wait until one closes. Keep it below the
     /// process's file-descriptor limit (`ulimit -n`), which the store needs a few of as well.
-    /// Default 512.
+    /// Default 512. When every slot is taken, the idle connection open longest (no request
+    /// open on it, whatever PINGs it answers) is closed to make room.
     pub max_connections: usize,
+    /// The most of those connections one network (a /24 of IPv4, a /64 of IPv6) holds; at
+    /// its share, a network's own idle connection is closed to make room, and with none idle
+    /// a new connection from it is closed at once. Addresses in
+    /// [`ServerConfig::trusted_proxies`] have no share. Default `None`: a quarter of
+    /// `max_connections` (128 of 512).
+    pub max_connections_per_network: Option<usize>,
+    /// The most streams (`SendStreamingMessage`, `SubscribeToTask`) open at once over
+    /// HTTP/1.1, where each holds its connection for as long as it lasts; past it a stream is
+    /// refused before anything runs (`503`, retry later or stream over HTTP/2, where streams
+    /// share connections). Default `None`: half of `max_connections` (256 of 512), so calls
+    /// that end always have the other half.
+    pub max_http1_streams: Option<usize>,
     /// How long a client has to send a request's headers, counted from when the connection
     /// opens or its previous response ends: so it is also how long a connection may sit idle
     /// between requests. Default 30 s.
@@ -124,6 +137,11 @@ impl fmt::Debug for ServerConfig {
             .field("body_timeout", &self.body_timeout)
             .field("cors_origins", &self.cors_origins)
             .field("trusted_proxies", &self.trusted_proxies)
+            .field(
+                "max_connections_per_network",
+                &self.max_connections_per_network,
+            )
+            .field("max_http1_streams", &self.max_http1_streams)
             .field("authentication", &self.authentication)
             .field("request_deadline", &self.request_deadline);
         #[cfg(feature = "tls")]
@@ -147,6 +165,8 @@ impl Default for ServerConfig {
             shutdown_drain: Duration::from_secs(30),
             caller: None,
             max_connections: 512,
+            max_connections_per_network: None,
+            max_http1_streams: None,
             header_timeout: Duration::from_secs(30),
             crowded_header_timeout: Duration::from_secs(2),
             body_timeout: Duration::from_secs(30),
@@ -300,6 +320,43 @@ impl ServerConfig {
     pub fn with_max_connections(mut self, connections: usize) -> Self {
         self.max_connections = connections.max(1);
         self
+    }
+
+    /// Sets [`ServerConfig::max_connections_per_network`] (at least 1).
+    ///
+    /// ```
+    /// use a2a_protocol_server::ServerConfig;
+    ///
+    /// let config = ServerConfig::default().with_max_connections_per_network(32);
+    /// assert_eq!(config.max_connections_per_network, Some(32));
+    /// ```
+    pub fn with_max_connections_per_network(mut self, connections: usize) -> Self {
+        self.max_connections_per_network = Some(connections.max(1));
+        self
+    }
+
+    /// Sets [`ServerConfig::max_http1_streams`].
+    ///
+    /// ```
+    /// use a2a_protocol_server::ServerConfig;
+    ///
+    /// assert_eq!(ServerConfig::default().with_max_http1_streams(100).max_http1_streams, Some(100));
+    /// ```
+    pub fn with_max_http1_streams(mut self, streams: usize) -> Self {
+        self.max_http1_streams = Some(streams);
+        self
+    }
+
+    /// The connections one network may hold.
+    pub(crate) fn connections_per_network(&self) -> usize {
+        self.max_connections_per_network
+            .unwrap_or(self.max_connections / 4)
+            .max(1)
+    }
+
+    /// The streams HTTP/1.1 connections may hold.
+    pub(crate) fn http1_streams(&self) -> usize {
+        self.max_http1_streams.unwrap_or(self.max_connections / 2)
     }
 
     /// Sets [`ServerConfig::header_timeout`] and, for a crowded server,

@@ -1,7 +1,16 @@
-//! Accepting connections within limits: at most [`ServerConfig::max_connections`] at once, a
-//! deadline for every request's headers that also closes a connection left idle, and a
-//! shorter one for connections accepted while half the slots are taken, so a flood of idle
-//! sockets is shed in seconds instead of starving everyone else.
+//! Accepting connections within limits: at most [`ServerConfig::max_connections`] at once,
+//! and of those at most a share per network; a deadline for every request's headers that
+//! also closes a connection left idle (HTTP/2 ones too: PINGs are not work), and a shorter
+//! one for connections accepted while half the slots are taken; when every slot is taken,
+//! idle connections make room first. So a flood of idle or trickling sockets is shed in
+//! seconds instead of starving everyone else, and streams over HTTP/1.1, which hold their
+//! connection, take only part of the slots.
+
+mod activity;
+#[cfg(feature = "grpc")]
+mod pacing;
+mod stream_slots;
+mod table;
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -10,22 +19,25 @@ use std::time::Duration;
 
 use axum::Router;
 use axum::extract::ConnectInfo;
+use futures::FutureExt as _;
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioIo, TokioTimer};
-use hyper_util::server::graceful::GracefulShutdown;
 use tokio::net::TcpListener;
-use tokio::sync::Semaphore;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio_util::sync::CancellationToken;
 use tower::ServiceExt as _;
 
 use crate::config::ServerConfig;
-
-#[cfg(feature = "grpc")]
-mod pacing;
+pub(crate) use stream_slots::StreamSlots;
+use table::{Seat, Table};
 
 /// How long the accept loop pauses after an error such as running out of file descriptors,
 /// so it does not spin while the condition lasts.
 const ACCEPT_BACKOFF: Duration = Duration::from_millis(50);
+
+/// While every slot is taken and none is idle, how often the accept loop looks again for a
+/// connection gone idle to make room.
+const FULL_RECHECK: Duration = Duration::from_millis(100);
 
 /// Serves `router` on `listener` until `stop` is cancelled, then waits for the connections
 /// still open to finish (the caller bounds that wait).
@@ -38,51 +50,61 @@ pub(crate) async fn serve(
     let capacity = config.max_connections.max(1);
     let slots = Arc::new(Semaphore::new(capacity));
     let crowded_at = capacity / 2;
-    let graceful = GracefulShutdown::new();
+    let table = Table::new(
+        config.connections_per_network(),
+        config.trusted_proxies.clone(),
+    );
+    let streams = StreamSlots::new(config.http1_streams());
     #[cfg(feature = "tls")]
     let tls = config.tls.as_ref().map(crate::tls::TlsConfig::acceptor);
     loop {
-        let permit = tokio::select! {
-            () = stop.cancelled() => break,
-            permit = Arc::clone(&slots).acquire_owned() => match permit {
-                Ok(permit) => permit,
-                Err(_) => break,
-            },
-        };
         let (tcp, peer) = tokio::select! {
             () = stop.cancelled() => break,
             accepted = listener.accept() => match accepted {
                 Ok(accepted) => accepted,
                 Err(error) => {
                     tracing::debug!(%error, "could not accept a connection");
-                    drop(permit);
                     tokio::time::sleep(ACCEPT_BACKOFF).await;
                     continue;
                 }
             },
         };
+        let Some(seat) = table.admit(peer.ip()) else {
+            tracing::debug!(%peer, "refused a connection: its network holds its share, all busy");
+            continue;
+        };
+        let Some(permit) = slot(&slots, &table, &stop).await else {
+            break;
+        };
         if let Err(error) = tcp.set_nodelay(true) {
             tracing::debug!(%error, "could not set TCP_NODELAY");
         }
         let in_use = capacity.saturating_sub(slots.available_permits());
-        let header_timeout = if in_use >= crowded_at {
-            config.crowded_header_timeout
-        } else {
-            config.header_timeout
+        let limits = Limits {
+            header_timeout: if in_use >= crowded_at {
+                config.crowded_header_timeout
+            } else {
+                config.header_timeout
+            },
+            grace: config.crowded_header_timeout,
         };
+        let stop = stop.clone();
         #[cfg(feature = "tls")]
         if let Some(tls) = &tls {
-            let (acceptor, watcher, router) = (tls.clone(), graceful.watcher(), router.clone());
+            let (acceptor, router, streams) = (tls.clone(), router.clone(), streams.clone());
             tokio::spawn(async move {
                 // The handshake counts against the same deadline as the headers.
-                let stream = match tokio::time::timeout(header_timeout, acceptor.accept(tcp)).await
-                {
-                    Ok(Ok(stream)) => stream,
-                    Ok(Err(error)) => {
-                        tracing::debug!(%error, %peer, "TLS handshake failed");
-                        return;
-                    }
-                    Err(_) => return,
+                let handshake = tokio::time::timeout(limits.header_timeout, acceptor.accept(tcp));
+                let stream = tokio::select! {
+                    () = seat.activity.evicted() => return,
+                    handshake = handshake => match handshake {
+                        Ok(Ok(stream)) => stream,
+                        Ok(Err(error)) => {
+                            tracing::debug!(%error, %peer, "TLS handshake failed");
+                            return;
+                        }
+                        Err(_) => return,
+                    },
                 };
                 let certificate = stream
                     .get_ref()
@@ -90,26 +112,55 @@ pub(crate) async fn serve(
                     .peer_certificates()
                     .and_then(|chain| chain.first())
                     .and_then(|der| crate::tls::ClientCertificate::parse(der));
-                run(
-                    stream,
-                    service(router, peer, certificate),
-                    watcher,
-                    header_timeout,
-                )
-                .await;
+                let service = service(router, peer, certificate, &seat, streams);
+                run(stream, service, seat, limits, stop).await;
                 drop(permit);
             });
             continue;
         }
-        let (watcher, service) = (graceful.watcher(), service(router.clone(), peer, None));
+        let service = service(router.clone(), peer, None, &seat, streams.clone());
         tokio::spawn(async move {
-            run(tcp, service, watcher, header_timeout).await;
+            run(tcp, service, seat, limits, stop).await;
             drop(permit);
         });
     }
     drop(listener);
-    graceful.shutdown().await;
+    // Every connection holds a slot until it ends: all slots back means all ended.
+    let _ = slots.acquire_many_owned(capacity_u32(capacity)).await;
     Ok(())
+}
+
+/// A connection slot: a free one, else one an idle connection makes by closing (the one open
+/// longest); `None` once the server stops.
+async fn slot(
+    slots: &Arc<Semaphore>,
+    table: &Table,
+    stop: &CancellationToken,
+) -> Option<OwnedSemaphorePermit> {
+    loop {
+        if let Ok(permit) = Arc::clone(slots).try_acquire_owned() {
+            return Some(permit);
+        }
+        table.evict_idle();
+        tokio::select! {
+            () = stop.cancelled() => return None,
+            permit = Arc::clone(slots).acquire_owned() => return permit.ok(),
+            () = tokio::time::sleep(FULL_RECHECK) => {}
+        }
+    }
+}
+
+fn capacity_u32(capacity: usize) -> u32 {
+    u32::try_from(capacity).unwrap_or(u32::MAX)
+}
+
+/// One connection's deadlines.
+#[derive(Debug, Clone, Copy)]
+struct Limits {
+    /// For a request's headers, and for the connection to sit idle.
+    header_timeout: Duration,
+    /// For a connection asked to close (idle, or making room) to finish.
+    grace: Duration,
 }
 
 /// How connections are spoken: HTTP/1.1, and with the `grpc` feature HTTP/2 as well (gRPC
@@ -138,7 +189,8 @@ fn http(header_timeout: Duration, pacing: Arc<pacing::Pacing>) -> Http {
         .timer(TokioTimer::new())
         .header_read_timeout(header_timeout)
         .keep_alive(true);
-    // An HTTP/2 connection is kept while it answers pings; one that stops is closed.
+    // An HTTP/2 connection is kept while it answers pings; one that stops is closed. Answering
+    // pings does not keep an idle one open: see `run`.
     http.http2()
         .timer(TokioTimer::new())
         .keep_alive_interval(Some(Duration::from_secs(30)))
@@ -147,13 +199,19 @@ fn http(header_timeout: Duration, pacing: Arc<pacing::Pacing>) -> Http {
     http
 }
 
-/// Serves one connection until it ends, or until shutdown lets it finish what it is doing.
-async fn run<I, S>(
-    io: I,
-    service: S,
-    watcher: hyper_util::server::graceful::Watcher,
-    header_timeout: Duration,
-) where
+/// Why a connection is being closed.
+enum Closing {
+    /// The server is shutting down: what is open may finish, within the server's drain.
+    Shutdown,
+    /// Idle too long, or making room: it closes within its grace.
+    Idle,
+}
+
+/// Serves one connection until it ends; until shutdown lets it finish what it is doing; or
+/// until it has had no open request for its header timeout, or is asked to make room, and
+/// then closes it (HTTP/2: GOAWAY), cut off if it has not closed within its grace.
+async fn run<I, S>(io: I, service: S, seat: Seat, limits: Limits, stop: CancellationToken)
+where
     I: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
     S: hyper::service::Service<
             http::Request<Incoming>,
@@ -168,13 +226,31 @@ async fn run<I, S>(
     let pacing = Arc::<pacing::Pacing>::default();
     #[cfg(feature = "grpc")]
     let (http, io) = (
-        http(header_timeout, Arc::clone(&pacing)),
-        pacing::Written::new(preface::Deadline::new(io, header_timeout), pacing),
+        http(limits.header_timeout, Arc::clone(&pacing)),
+        pacing::Written::new(preface::Deadline::new(io, limits.header_timeout), pacing),
     );
     #[cfg(not(feature = "grpc"))]
-    let http = http(header_timeout);
+    let http = http(limits.header_timeout);
     let connection = http.serve_connection(TokioIo::new(io), service);
-    if let Err(error) = watcher.watch(connection).await {
+    tokio::pin!(connection);
+    let activity = &seat.activity;
+    let closing = tokio::select! {
+        ended = connection.as_mut() => {
+            if let Err(error) = ended {
+                tracing::debug!(%error, "connection ended with an error");
+            }
+            return;
+        }
+        () = stop.cancelled() => Closing::Shutdown,
+        () = activity.evicted() => Closing::Idle,
+        () = activity.idle_for(limits.header_timeout) => Closing::Idle,
+    };
+    connection.as_mut().graceful_shutdown();
+    let ended = match closing {
+        Closing::Shutdown => Ok(connection.await),
+        Closing::Idle => tokio::time::timeout(limits.grace, connection).await,
+    };
+    if let Ok(Err(error)) = ended {
         tracing::debug!(%error, "connection ended with an error");
     }
 }
@@ -187,12 +263,15 @@ enum ClientCertificate {}
 use crate::tls::ClientCertificate;
 
 /// The router as hyper calls it, each request carrying the peer's address (axum's
-/// [`ConnectInfo`], which per-address limits read) and the client certificate the TLS
-/// handshake verified, if any.
+/// [`ConnectInfo`], which per-address limits read), the client certificate the TLS handshake
+/// verified, if any, and over HTTP/1.1 the stream slots; each request counted open on its
+/// connection until its answer is written.
 fn service(
     router: Router,
     peer: SocketAddr,
     certificate: Option<ClientCertificate>,
+    seat: &Seat,
+    streams: StreamSlots,
 ) -> impl hyper::service::Service<
     http::Request<Incoming>,
     Response = axum::response::Response,
@@ -201,12 +280,23 @@ fn service(
 > + Clone
 + Send
 + 'static {
+    let activity = Arc::clone(&seat.activity);
     hyper::service::service_fn(move |mut request: http::Request<Incoming>| {
-        request.extensions_mut().insert(ConnectInfo(peer));
+        let open = activity.open();
+        let extensions = request.extensions_mut();
+        extensions.insert(ConnectInfo(peer));
         if let Some(certificate) = &certificate {
-            request.extensions_mut().insert(certificate.clone());
+            extensions.insert(certificate.clone());
         }
-        router.clone().oneshot(request.map(axum::body::Body::new))
+        if request.version() < http::Version::HTTP_2 {
+            request.extensions_mut().insert(streams.clone());
+        }
+        router
+            .clone()
+            .oneshot(request.map(axum::body::Body::new))
+            .map(move |answered| {
+                answered.map(|response| response.map(|body| activity::Counted::body(body, open)))
+            })
     })
 }
 

@@ -48,6 +48,7 @@ mod handler;
 pub mod idempotency;
 mod identity;
 mod in_span;
+mod network;
 pub mod push;
 mod runtime;
 mod server;

@@ -249,3 +249,210 @@ async fn a_request_is_answered_by_its_deadline() {
         assert!(error.message.contains("deadline"), "{}", error.message);
     }
 }
+
+/// A TCP connection to `server` from local address `from` (any of 127.0.0.0/8 on Linux).
+async fn connect_from(server: &TestServer, from: std::net::IpAddr) -> TcpStream {
+    let socket = tokio::net::TcpSocket::new_v4().expect("a socket");
+    socket
+        .bind(std::net::SocketAddr::new(from, 0))
+        .expect("bind a local address");
+    socket
+        .connect(address(server).parse().expect("an address"))
+        .await
+        .expect("connect")
+}
+
+/// Loopback address `n` of its own /24 network: `127.0.n.1`.
+fn network(n: u8) -> std::net::IpAddr {
+    std::net::IpAddr::from([127, 0, n, 1])
+}
+
+/// An HTTP/2 connection that opens no stream but answers every PING and SETTINGS, as the
+/// attacker's did: idle, however alive. The task ends when the server closes it (end of
+/// stream, a reset, or a GOAWAY).
+fn pinging_http2(mut stream: TcpStream) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        let preface = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+        let empty_settings = [0u8, 0, 0, 4, 0, 0, 0, 0, 0];
+        if stream.write_all(preface).await.is_err()
+            || stream.write_all(&empty_settings).await.is_err()
+        {
+            return;
+        }
+        let mut pending = Vec::new();
+        let mut buffer = [0u8; 4096];
+        loop {
+            match stream.read(&mut buffer).await {
+                Ok(0) | Err(_) => return,
+                Ok(n) => pending.extend_from_slice(&buffer[..n]),
+            }
+            while pending.len() >= 9 {
+                let length = usize::from(pending[0]) << 16
+                    | usize::from(pending[1]) << 8
+                    | usize::from(pending[2]);
+                if pending.len() < 9 + length {
+                    break;
+                }
+                let (kind, flags) = (pending[3], pending[4]);
+                let ack = flags & 1 == 1;
+                let answer = match kind {
+                    // SETTINGS: acknowledged.
+                    4 if !ack => Some(vec![0u8, 0, 0, 4, 1, 0, 0, 0, 0]),
+                    // PING: answered with its payload.
+                    6 if !ack => {
+                        let mut pong = vec![0u8, 0, 8, 6, 1, 0, 0, 0, 0];
+                        pong.extend_from_slice(&pending[9..9 + length]);
+                        Some(pong)
+                    }
+                    // GOAWAY: the server is closing it.
+                    7 => return,
+                    _ => None,
+                };
+                if let Some(answer) = answer
+                    && stream.write_all(&answer).await.is_err()
+                {
+                    return;
+                }
+                pending.drain(..9 + length);
+            }
+        }
+    })
+}
+
+#[tokio::test]
+async fn an_http2_connection_that_only_answers_pings_is_closed_when_idle() {
+    let (server, stream) = connected_with_header_timeout(Duration::from_secs(1)).await;
+    let connection = pinging_http2(stream);
+    let closed = tokio::time::timeout(PATIENCE, connection).await.is_ok();
+    println!("an idle HTTP/2 connection answering PINGs: closed by the server: {closed}");
+    assert!(
+        closed,
+        "an HTTP/2 connection with no open stream is idle, PINGs or not"
+    );
+    assert!(fresh_request_answered(&server).await);
+}
+
+#[tokio::test]
+async fn idle_http2_connections_make_room_for_a_fresh_send() {
+    // Long deadlines, so only making room can let the fresh client in.
+    let config = ServerConfig::default()
+        .with_max_connections(16)
+        .with_header_timeouts(Duration::from_secs(300), Duration::from_secs(300));
+    let agent = CountingAgent::new();
+    let server = serve_with(RequestHandler::builder(agent.clone()).build(), config).await;
+    // Forty idle connections from forty networks, each answering PINGs.
+    let mut idle = Vec::new();
+    for n in 1..=40 {
+        idle.push(pinging_http2(connect_from(&server, network(n)).await));
+    }
+    let client = reqwest::Client::builder()
+        .timeout(PATIENCE)
+        .build()
+        .expect("client");
+    let sent = client
+        .post(format!("{}/message:send", server.base))
+        .header("A2A-Version", "1.0")
+        .json(&send_params("m-fresh", "hi"))
+        .send()
+        .await;
+    let answered = matches!(&sent, Ok(response) if response.status().is_success());
+    let closed = idle.iter().filter(|c| c.is_finished()).count();
+    println!(
+        "40 idle HTTP/2 connections against 16 slots: fresh send answered: {answered}; \
+         idle connections closed so far: {closed}"
+    );
+    assert!(answered, "a fresh send is answered: {sent:?}");
+    assert_eq!(agent.runs(), 1);
+}
+
+#[tokio::test]
+async fn one_network_holds_at_most_its_share_of_connections() {
+    let config = ServerConfig::default()
+        .with_max_connections(16)
+        .with_max_connections_per_network(4)
+        .with_header_timeouts(Duration::from_secs(300), Duration::from_secs(300));
+    let agent = CountingAgent::slow(Duration::from_secs(300));
+    let server = serve_with(RequestHandler::builder(agent.clone()).build(), config).await;
+    // Four streams from four addresses of one /24: its share, all busy.
+    let mut streams = Vec::new();
+    for host in 1..=4 {
+        let client = reqwest::Client::builder()
+            .local_address(std::net::IpAddr::from([127, 0, 9, host]))
+            .build()
+            .expect("client");
+        let response = client
+            .post(format!("{}/message:stream", server.base))
+            .header("A2A-Version", "1.0")
+            .json(&send_params(&format!("m-{host}"), "hi"))
+            .send()
+            .await
+            .expect("a stream");
+        assert!(response.status().is_success());
+        streams.push(response);
+    }
+    // A fifth from the same network is closed at once; another network is served.
+    let mut fifth = connect_from(&server, std::net::IpAddr::from([127, 0, 9, 5])).await;
+    let (closed, _) = closed_by_server(&mut fifth).await;
+    let other = reqwest::Client::builder()
+        .local_address(network(10))
+        .timeout(PATIENCE)
+        .build()
+        .expect("client")
+        .get(format!("{}/.well-known/agent-card.json", server.base))
+        .send()
+        .await;
+    println!(
+        "a network at its share of 4: fifth connection closed: {closed}; another network \
+         answered: {}",
+        other.is_ok()
+    );
+    assert!(
+        closed,
+        "past its share, a network's new connection is closed"
+    );
+    assert!(matches!(other, Ok(r) if r.status().is_success()));
+    drop(streams);
+}
+
+#[tokio::test]
+async fn streams_over_http1_take_at_most_half_the_slots() {
+    let config = ServerConfig::default()
+        .with_max_connections(8)
+        .with_header_timeouts(Duration::from_secs(300), Duration::from_secs(300));
+    let agent = CountingAgent::slow(Duration::from_secs(300));
+    let server = serve_with(RequestHandler::builder(agent.clone()).build(), config).await;
+    let (mut open, mut refused) = (Vec::new(), 0);
+    for n in 1..=8 {
+        let client = reqwest::Client::builder()
+            .local_address(network(20 + n))
+            .timeout(PATIENCE)
+            .build()
+            .expect("client");
+        // Only the headers are awaited: the stream then stays open for as long as it is held.
+        let response = client
+            .post(format!("{}/message:stream", server.base))
+            .header("A2A-Version", "1.0")
+            .json(&send_params(&format!("m-{n}"), "hi"))
+            .send()
+            .await
+            .expect("an answer");
+        match response.status().as_u16() {
+            200 => open.push(response),
+            503 => {
+                assert!(response.headers().contains_key("retry-after"));
+                refused += 1;
+            }
+            other => panic!("a stream answered {other}"),
+        }
+    }
+    let answered = fresh_request_answered(&server).await;
+    println!(
+        "8 streams over HTTP/1.1 against 8 slots: {} open, {refused} refused; a fresh request \
+         answered: {answered}; agent runs: {}",
+        open.len(),
+        agent.runs()
+    );
+    assert_eq!((open.len(), refused), (4, 4), "half the slots for streams");
+    assert_eq!(agent.runs(), 4, "a refused stream runs nothing");
+    assert!(answered, "the other half serves calls that end");
+}

@@ -82,6 +82,7 @@ impl Head {
             .with_caller(caller)
             .with_peer(peer)
             .with_extensions(requested_extensions(headers))
+            .with_stream_slots(extensions.get::<crate::connections::StreamSlots>().cloned())
             .with_deadline(Some(
                 tokio::time::Instant::now() + state.config.request_deadline,
             ));

@@ -60,6 +60,18 @@ pub(crate) use validate::{is_reserved_tenant, reserved_tenant_error};
 /// ```
 pub type EventStream = Pin<Box<dyn Stream<Item = StreamResponse> + Send>>;
 
+/// `events`, holding `slot` (see [`CallContext::stream_slot`]) until they are dropped.
+fn holding(events: EventStream, slot: Option<tokio::sync::OwnedSemaphorePermit>) -> EventStream {
+    use futures::StreamExt as _;
+    match slot {
+        None => events,
+        Some(slot) => Box::pin(events.map(move |event| {
+            let _held = &slot;
+            event
+        })),
+    }
+}
+
 /// What the binding knows about the caller of one request.
 ///
 /// ```
@@ -89,6 +101,9 @@ pub struct CallContext {
     /// or a new trace when it sent none. Set by the server; the agent's turn runs with it as
     /// [`a2a_protocol_types::trace::current`].
     pub trace: Option<a2a_protocol_types::trace::TraceContext>,
+    /// Over HTTP/1.1, where a stream holds its connection: the slots streams may take. Set by
+    /// the server; `None` (HTTP/2, gRPC, an embedding) takes none.
+    pub(crate) stream_slots: Option<crate::connections::StreamSlots>,
 }
 
 impl CallContext {
@@ -185,29 +200,34 @@ impl CallContext {
         self.caller.as_ref().map(|c| c.0.as_str())
     }
 
+    /// Over HTTP/1.1: the same with the stream slots requests of its connection take.
+    pub(crate) fn with_stream_slots(
+        mut self,
+        slots: Option<crate::connections::StreamSlots>,
+    ) -> Self {
+        self.stream_slots = slots;
+        self
+    }
+
+    /// A slot for the stream this request opens, when the request holds its connection
+    /// (HTTP/1.1); refused, before anything runs, when none is free.
+    pub(crate) fn stream_slot(
+        &self,
+    ) -> Result<Option<tokio::sync::OwnedSemaphorePermit>, A2aError> {
+        self.stream_slots
+            .as_ref()
+            .map(|slots| slots.take())
+            .transpose()
+    }
+
     /// Whose quota of held idempotency keys a send of this caller counts against: the
     /// authenticated caller, else the client's network (see
     /// [`KeyClaim::charged_to`](crate::store::KeyClaim::charged_to)).
     pub(crate) fn key_holder(&self) -> Option<String> {
         match (&self.caller, self.peer) {
             (Some(caller), _) => Some(format!("caller:{}", caller.0)),
-            (None, Some(peer)) => Some(format!("network:{}", network_of(peer))),
+            (None, Some(peer)) => Some(format!("network:{}", crate::network::Network::of(peer))),
             (None, None) => None,
-        }
-    }
-}
-
-/// The network an address is counted in: its /24 for IPv4, its /64 for IPv6 (the block one
-/// host is given), so a client cannot multiply its quota by using its neighbours' addresses.
-fn network_of(address: std::net::IpAddr) -> String {
-    match address.to_canonical() {
-        std::net::IpAddr::V4(v4) => {
-            let [a, b, c, _] = v4.octets();
-            format!("{a}.{b}.{c}.0/24")
-        }
-        std::net::IpAddr::V6(v6) => {
-            let [a, b, c, d, ..] = v6.segments();
-            format!("{a:x}:{b:x}:{c:x}:{d:x}::/64")
         }
     }
 }

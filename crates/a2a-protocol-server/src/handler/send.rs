@@ -139,11 +139,13 @@ impl RequestHandler {
         ctx: &CallContext,
     ) -> Result<EventStream, A2aError> {
         let send = self.valid_send(request)?;
+        let slot = ctx.stream_slot()?;
         let (tenant, history) = (send.tenant.clone(), send.history);
-        Ok(match self.admit_and_start(send, ctx, true).await? {
+        let events = match self.admit_and_start(send, ctx, true).await? {
             Started::Replay(task) => self.stream_replay(&tenant, *task, history).await,
             Started::Turn(turn) => turn_stream(*turn, history),
-        })
+        };
+        Ok(super::holding(events, slot))
     }
 
     /// The request checked, its extension data parsed once.

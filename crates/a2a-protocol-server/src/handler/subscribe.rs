@@ -54,8 +54,10 @@ impl RequestHandler {
                 task.id, task.status.state
             )));
         }
-        Ok(self
+        let slot = ctx.stream_slot()?;
+        let events = self
             .follow(&request.tenant, task, None, EndsAt::Terminal)
-            .await)
+            .await;
+        Ok(super::holding(events, slot))
     }
 }
