@@ -78,6 +78,13 @@ pub struct ServerConfig {
     /// share connections). Default `None`: half of `max_connections` (256 of 512), so calls
     /// that end always have the other half.
     pub max_http1_streams: Option<usize>,
+    /// How many bytes of answers one connection may have waiting to be written (its peer not
+    /// reading them, or reading slowly); past it, the connection's next requests wait,
+    /// without running, until it reads, and are dropped if it resets them or goes. So an
+    /// HTTP/2 peer asking for one large task on hundreds of streams while its window stays
+    /// at zero costs about this much memory, not hundreds of answers. Default 8 MiB (two
+    /// answers at the default body limit).
+    pub max_unwritten_answer_bytes: usize,
     /// How long a client has to send a request's headers, counted from when the connection
     /// opens or its previous response ends: so it is also how long a connection may sit idle
     /// between requests. Default 30 s.
@@ -142,6 +149,10 @@ impl fmt::Debug for ServerConfig {
                 &self.max_connections_per_network,
             )
             .field("max_http1_streams", &self.max_http1_streams)
+            .field(
+                "max_unwritten_answer_bytes",
+                &self.max_unwritten_answer_bytes,
+            )
             .field("authentication", &self.authentication)
             .field("request_deadline", &self.request_deadline);
         #[cfg(feature = "tls")]
@@ -167,6 +178,7 @@ impl Default for ServerConfig {
             max_connections: 512,
             max_connections_per_network: None,
             max_http1_streams: None,
+            max_unwritten_answer_bytes: 8 * 1024 * 1024,
             header_timeout: Duration::from_secs(30),
             crowded_header_timeout: Duration::from_secs(2),
             body_timeout: Duration::from_secs(30),
@@ -344,6 +356,19 @@ impl ServerConfig {
     /// ```
     pub fn with_max_http1_streams(mut self, streams: usize) -> Self {
         self.max_http1_streams = Some(streams);
+        self
+    }
+
+    /// Sets [`ServerConfig::max_unwritten_answer_bytes`].
+    ///
+    /// ```
+    /// use a2a_protocol_server::ServerConfig;
+    ///
+    /// let config = ServerConfig::default().with_max_unwritten_answer_bytes(1 << 20);
+    /// assert_eq!(config.max_unwritten_answer_bytes, 1 << 20);
+    /// ```
+    pub fn with_max_unwritten_answer_bytes(mut self, bytes: usize) -> Self {
+        self.max_unwritten_answer_bytes = bytes;
         self
     }
 

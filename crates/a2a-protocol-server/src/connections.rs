@@ -19,7 +19,7 @@ use std::time::Duration;
 
 use axum::Router;
 use axum::extract::ConnectInfo;
-use futures::FutureExt as _;
+use axum::response::IntoResponse as _;
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::net::TcpListener;
@@ -55,6 +55,7 @@ pub(crate) async fn serve(
         config.trusted_proxies.clone(),
     );
     let streams = StreamSlots::new(config.http1_streams());
+    let answer_budget = config.max_unwritten_answer_bytes;
     #[cfg(feature = "tls")]
     let tls = config.tls.as_ref().map(crate::tls::TlsConfig::acceptor);
     loop {
@@ -112,13 +113,20 @@ pub(crate) async fn serve(
                     .peer_certificates()
                     .and_then(|chain| chain.first())
                     .and_then(|der| crate::tls::ClientCertificate::parse(der));
-                let service = service(router, peer, certificate, &seat, streams);
+                let service = service(router, peer, certificate, &seat, streams, answer_budget);
                 run(stream, service, seat, limits, stop).await;
                 drop(permit);
             });
             continue;
         }
-        let service = service(router.clone(), peer, None, &seat, streams.clone());
+        let service = service(
+            router.clone(),
+            peer,
+            None,
+            &seat,
+            streams.clone(),
+            answer_budget,
+        );
         tokio::spawn(async move {
             run(tcp, service, seat, limits, stop).await;
             drop(permit);
@@ -236,6 +244,7 @@ where
     let activity = &seat.activity;
     let closing = tokio::select! {
         ended = connection.as_mut() => {
+            activity.end();
             if let Err(error) = ended {
                 tracing::debug!(%error, "connection ended with an error");
             }
@@ -250,6 +259,7 @@ where
         Closing::Shutdown => Ok(connection.await),
         Closing::Idle => tokio::time::timeout(limits.grace, connection).await,
     };
+    activity.end();
     if let Ok(Err(error)) = ended {
         tracing::debug!(%error, "connection ended with an error");
     }
@@ -265,13 +275,15 @@ use crate::tls::ClientCertificate;
 /// The router as hyper calls it, each request carrying the peer's address (axum's
 /// [`ConnectInfo`], which per-address limits read), the client certificate the TLS handshake
 /// verified, if any, and over HTTP/1.1 the stream slots; each request counted open on its
-/// connection until its answer is written.
+/// connection until its answer is written, and run only while the connection's unwritten
+/// answers are within `answer_budget` bytes.
 fn service(
     router: Router,
     peer: SocketAddr,
     certificate: Option<ClientCertificate>,
     seat: &Seat,
     streams: StreamSlots,
+    answer_budget: usize,
 ) -> impl hyper::service::Service<
     http::Request<Incoming>,
     Response = axum::response::Response,
@@ -283,6 +295,7 @@ fn service(
     let activity = Arc::clone(&seat.activity);
     hyper::service::service_fn(move |mut request: http::Request<Incoming>| {
         let open = activity.open();
+        let activity = Arc::clone(&activity);
         let extensions = request.extensions_mut();
         extensions.insert(ConnectInfo(peer));
         if let Some(certificate) = &certificate {
@@ -291,12 +304,16 @@ fn service(
         if request.version() < http::Version::HTTP_2 {
             request.extensions_mut().insert(streams.clone());
         }
-        router
-            .clone()
-            .oneshot(request.map(axum::body::Body::new))
-            .map(move |answered| {
-                answered.map(|response| response.map(|body| activity::Counted::body(body, open)))
-            })
+        let router = router.clone();
+        async move {
+            // A peer not reading what it was answered gets nothing more done for it until
+            // it reads; dropped here if it resets the stream or goes.
+            if !activity.room_for_answers(answer_budget).await {
+                return Ok(http::StatusCode::SERVICE_UNAVAILABLE.into_response());
+            }
+            let answered = router.oneshot(request.map(axum::body::Body::new)).await;
+            answered.map(|response| response.map(|body| activity::Counted::body(body, open)))
+        }
     })
 }
 

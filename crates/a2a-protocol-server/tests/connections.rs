@@ -4,6 +4,7 @@
 
 mod common;
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use a2a_protocol_server::{RequestHandler, ServerConfig};
@@ -455,4 +456,120 @@ async fn streams_over_http1_take_at_most_half_the_slots() {
     assert_eq!((open.len(), refused), (4, 4), "half the slots for streams");
     assert_eq!(agent.runs(), 4, "a refused stream runs nothing");
     assert!(answered, "the other half serves calls that end");
+}
+
+/// The in-memory store, counting the tasks it is asked to load.
+#[derive(Default)]
+struct CountingLoads {
+    inner: a2a_protocol_server::store::InMemoryTaskStore,
+    loads: std::sync::atomic::AtomicUsize,
+}
+
+#[async_trait::async_trait]
+impl a2a_protocol_server::store::TaskStore for CountingLoads {
+    async fn load(
+        &self,
+        tenant: &str,
+        id: &a2a_protocol_types::TaskId,
+        known: Option<u64>,
+    ) -> Result<a2a_protocol_server::store::Loaded, a2a_protocol_server::store::StoreError> {
+        self.loads.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        self.inner.load(tenant, id, known).await
+    }
+
+    async fn list(
+        &self,
+        tenant: &str,
+        query: &a2a_protocol_server::store::TaskQuery,
+    ) -> Result<a2a_protocol_server::store::TaskPage, a2a_protocol_server::store::StoreError> {
+        self.inner.list(tenant, query).await
+    }
+
+    async fn write(
+        &self,
+        write: &a2a_protocol_server::store::TaskWrite<'_>,
+    ) -> Result<a2a_protocol_server::store::WriteOutcome, a2a_protocol_server::store::StoreError>
+    {
+        self.inner.write(write).await
+    }
+}
+
+#[tokio::test]
+async fn a_peer_not_reading_its_answers_gets_no_more_made_for_it() {
+    let store = Arc::new(CountingLoads::default());
+    let server = serve_with(
+        handler_with_store(CountingAgent::new(), store.clone()),
+        ServerConfig::default(),
+    )
+    .await;
+    // A task of about 10 MB of JSON: its first message of 3.5 MB, and the agent's answer
+    // quoting it, in the history and the status.
+    let big = "x".repeat(3_500_000);
+    let created: serde_json::Value = reqwest::Client::new()
+        .post(format!("{}/message:send", server.base))
+        .header("A2A-Version", "1.0")
+        .json(&send_params("m-big", &big))
+        .send()
+        .await
+        .expect("sent")
+        .json()
+        .await
+        .expect("a task");
+    let id = created["task"]["id"]
+        .as_str()
+        .expect("a task id")
+        .to_owned();
+    let before = store.loads.load(std::sync::atomic::Ordering::SeqCst);
+    // Two hundred reads of it on one HTTP/2 connection whose streams' windows stay at zero.
+    let tcp = TcpStream::connect(address(&server)).await.expect("connect");
+    let (client, connection) = h2::client::Builder::new()
+        .initial_window_size(0)
+        .handshake::<_, bytes::Bytes>(tcp)
+        .await
+        .expect("an HTTP/2 handshake");
+    let connection = tokio::spawn(connection);
+    let mut client = client.ready().await.expect("ready");
+    let mut reads = Vec::new();
+    for _ in 0..200 {
+        let request = http::Request::get(format!("{}/tasks/{id}", server.base))
+            .header("a2a-version", "1.0")
+            .body(())
+            .expect("a request");
+        let (response, _) = client.send_request(request, true).expect("a stream");
+        reads.push(response);
+        client = client.ready().await.expect("ready");
+    }
+    // Let the server make what it will: until the count has stood still a while.
+    let made = || store.loads.load(std::sync::atomic::Ordering::SeqCst) - before;
+    let (mut last, mut still) = (usize::MAX, 0);
+    for _ in 0..100 {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let now = made();
+        still = if now == last { still + 1 } else { 0 };
+        last = now;
+        if still == 10 || now >= 200 {
+            break;
+        }
+    }
+    let made_while_there = made();
+    // The peer goes; the server goes on, and makes nothing for the reads it left.
+    drop(reads);
+    drop(client);
+    connection.abort();
+    let answered = fresh_request_answered(&server).await;
+    let after_gone = made() - made_while_there;
+    println!(
+        "200 reads of a 10 MB task on one HTTP/2 connection, windows at zero: \
+         {made_while_there} answers made (8 MiB of unwritten answers allowed), {after_gone} \
+         after the peer went; a fresh request then answered: {answered}"
+    );
+    assert!(
+        made_while_there <= 4,
+        "{made_while_there} answers made for a peer reading none"
+    );
+    assert_eq!(
+        after_gone, 0,
+        "nothing is made for reads whose peer is gone"
+    );
+    assert!(answered);
 }

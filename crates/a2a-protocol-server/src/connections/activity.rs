@@ -1,7 +1,11 @@
 //! What one connection is doing: how many of its requests are open (an answer still being
-//! written counts, a stream until it ends). A connection with none open is idle whatever else
-//! it sends: HTTP/2 PINGs and SETTINGS are not work, so a peer that only answers them is
-//! closed like any other idle connection, and is the first to go when the server is full.
+//! written counts, a stream until it ends), and how many bytes of its answers wait to be
+//! written. A connection with no request open is idle whatever else it sends: HTTP/2 PINGs
+//! and SETTINGS are not work, so a peer that only answers them is closed like any other idle
+//! connection, and is the first to go when the server is full. A connection whose peer does
+//! not read its answers (an HTTP/2 window left at zero) gets no more work done for it until it
+//! does: its next requests wait before they run, so many streams of one large read cost one
+//! budget of memory, not one answer each.
 
 use std::pin::Pin;
 use std::sync::Arc;
@@ -9,23 +13,54 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use axum::body::{Body, Bytes};
-use http_body::{Frame, SizeHint};
+use futures::ready;
+use http_body::{Body as _, Frame, SizeHint};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
-/// One connection's open requests, and whether the server asked it to make room.
+/// The most of an answer handed to the connection at once: the rest stays in the answer, so
+/// it counts as unwritten until the peer's window lets it go.
+const CHUNK: usize = 64 * 1024;
+
+/// One connection's open requests, its answers' unwritten bytes, and whether the server asked
+/// it to make room.
 #[derive(Debug)]
 pub(super) struct Activity {
     open: watch::Sender<usize>,
+    unwritten: watch::Sender<usize>,
     evicted: CancellationToken,
+    ended: CancellationToken,
 }
 
 impl Activity {
     pub(super) fn new() -> Arc<Self> {
         Arc::new(Self {
             open: watch::Sender::new(0),
+            unwritten: watch::Sender::new(0),
             evicted: CancellationToken::new(),
+            ended: CancellationToken::new(),
         })
+    }
+
+    /// Resolves once the connection's answers not yet written are within `budget` bytes (at
+    /// once, nearly always): true, or false if the connection ended meanwhile.
+    pub(super) async fn room_for_answers(&self, budget: usize) -> bool {
+        if *self.unwritten.borrow() <= budget {
+            return true;
+        }
+        let mut unwritten = self.unwritten.subscribe();
+        // The sender lives as long as `self`, so this ends only when there is room.
+        let _ = unwritten.wait_for(|bytes| *bytes <= budget).await;
+        // Room comes too when the peer goes and its answers are dropped: a turn first lets
+        // the connection notice (HTTP/2 drops a request whose stream was reset while it
+        // waits), so nothing is made for a peer that is gone.
+        tokio::task::yield_now().await;
+        !self.ended.is_cancelled()
+    }
+
+    /// Notes that the connection ended.
+    pub(super) fn end(&self) {
+        self.ended.cancel();
     }
 
     /// Whether no request of the connection is open.
@@ -82,15 +117,60 @@ impl Drop for Open {
     }
 }
 
-/// An answer's body that keeps its request open until it is written or dropped.
+/// An answer's body that keeps its request open until it is written or dropped, counts its
+/// bytes as unwritten until they are handed to the connection, and hands them over at most
+/// [`CHUNK`] at a time.
 pub(super) struct Counted {
     body: Body,
-    _open: Open,
+    /// What is left of the last frame, past the chunk handed over.
+    rest: Option<Bytes>,
+    /// Bytes still counted in the connection's unwritten total.
+    counted: usize,
+    open: Open,
 }
 
 impl Counted {
     pub(super) fn body(body: Body, open: Open) -> Body {
-        Body::new(Self { body, _open: open })
+        let counted = body
+            .size_hint()
+            .exact()
+            .and_then(|size| usize::try_from(size).ok())
+            .unwrap_or(0);
+        if counted > 0 {
+            open.0.unwritten.send_modify(|bytes| *bytes += counted);
+        }
+        Body::new(Self {
+            body,
+            rest: None,
+            counted,
+            open,
+        })
+    }
+
+    /// `data`, at most a chunk of it, the rest kept for the next poll.
+    fn hand_over(&mut self, mut data: Bytes) -> Bytes {
+        if data.len() > CHUNK {
+            self.rest = Some(data.split_off(CHUNK));
+        }
+        self.written(data.len());
+        data
+    }
+
+    fn written(&mut self, bytes: usize) {
+        let bytes = bytes.min(self.counted);
+        if bytes > 0 {
+            self.counted -= bytes;
+            self.open
+                .0
+                .unwritten
+                .send_modify(|unwritten| *unwritten = unwritten.saturating_sub(bytes));
+        }
+    }
+}
+
+impl Drop for Counted {
+    fn drop(&mut self) {
+        self.written(self.counted);
     }
 }
 
@@ -102,15 +182,32 @@ impl http_body::Body for Counted {
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Self::Data>, Self::Error>>> {
-        Pin::new(&mut self.get_mut().body).poll_frame(cx)
+        let this = self.get_mut();
+        if let Some(rest) = this.rest.take() {
+            return Poll::Ready(Some(Ok(Frame::data(this.hand_over(rest)))));
+        }
+        let polled = ready!(Pin::new(&mut this.body).poll_frame(cx));
+        Poll::Ready(polled.map(|frame| {
+            frame.map(|frame| match frame.into_data() {
+                Ok(data) => Frame::data(this.hand_over(data)),
+                Err(other) => other,
+            })
+        }))
     }
 
     fn is_end_stream(&self) -> bool {
-        self.body.is_end_stream()
+        self.rest.is_none() && self.body.is_end_stream()
     }
 
     fn size_hint(&self) -> SizeHint {
-        self.body.size_hint()
+        let inner = self.body.size_hint();
+        let rest = self.rest.as_ref().map_or(0, |rest| rest.len() as u64);
+        let mut hint = SizeHint::new();
+        if let Some(upper) = inner.upper() {
+            hint.set_upper(upper + rest);
+        }
+        hint.set_lower(inner.lower() + rest);
+        hint
     }
 }
 
@@ -139,6 +236,36 @@ mod tests {
         );
         tokio::time::sleep(Duration::from_secs(11)).await;
         assert!(idle.is_finished());
+        assert!(activity.is_idle());
+    }
+
+    #[tokio::test]
+    async fn an_answer_counts_as_unwritten_until_handed_over_a_chunk_at_a_time() {
+        use http_body_util::BodyExt as _;
+        let activity = Activity::new();
+        let answer = Bytes::from(vec![7u8; 3 * CHUNK + 10]);
+        let mut body = Counted::body(Body::from(answer.clone()), activity.open());
+        assert_eq!(*activity.unwritten.borrow(), answer.len());
+        let first = body.frame().await.expect("a frame").expect("data");
+        let first = first.into_data().expect("data");
+        assert_eq!(first.len(), CHUNK);
+        assert_eq!(*activity.unwritten.borrow(), answer.len() - CHUNK);
+        assert_eq!(
+            body.size_hint().exact(),
+            Some((answer.len() - CHUNK) as u64)
+        );
+        let mut all = first.to_vec();
+        while let Some(frame) = body.frame().await {
+            all.extend_from_slice(&frame.expect("data").into_data().expect("data"));
+        }
+        assert_eq!(all, answer.to_vec());
+        assert_eq!(*activity.unwritten.borrow(), 0);
+        drop(body);
+        // Dropped half written, an answer gives its count back.
+        let mut dropped = Counted::body(Body::from(answer.clone()), activity.open());
+        let _ = dropped.frame().await;
+        drop(dropped);
+        assert_eq!(*activity.unwritten.borrow(), 0);
         assert!(activity.is_idle());
     }
 }
