@@ -43,7 +43,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Serve a demo agent: JSON-RPC (POST /) and HTTP+JSON on one port.
-    Serve(serve::ServeArgs),
+    Serve(Box<serve::ServeArgs>),
     /// Send a message, with a fresh idempotency key when the agent honours keys.
     Send(send::SendArgs),
     /// Receive push notifications on a local webhook and print each once (by delivery id).
@@ -69,7 +69,7 @@ enum Command {
 
 async fn run(command: Command, output: Output) -> Result<(), Failure> {
     match command {
-        Command::Serve(args) => serve::serve(args).await,
+        Command::Serve(args) => serve::serve(*args).await,
         Command::Send(args) => send::send(args, output).await,
         Command::Listen(args) => listen::listen(args, output).await,
         Command::DeadLetters(args) => stores::dead_letters(args, output).await,

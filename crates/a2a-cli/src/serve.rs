@@ -79,6 +79,11 @@ pub(crate) struct ServeArgs {
     /// refused (503) [default: half of --max-connections].
     #[arg(long)]
     max_http1_streams: Option<usize>,
+    /// How many MiB of request bodies beyond each one's first 256 KiB may be in progress at
+    /// once, all connections together; a request finding them spent waits up to 5 s, then is
+    /// refused (503) before it runs [default: 32].
+    #[arg(long, value_name = "MIB")]
+    max_large_body_mib: Option<usize>,
     /// The longest a request is served: a blocking send still waiting then answers with its
     /// task as it stands (the task goes on), anything else with an error. Streams are not cut.
     #[arg(long, default_value = "10m", value_parser = humantime::parse_duration)]
@@ -264,6 +269,9 @@ pub(crate) async fn serve(args: ServeArgs) -> Result<(), Failure> {
     }
     if let Some(streams) = args.max_http1_streams {
         config = config.with_max_http1_streams(streams);
+    }
+    if let Some(mib) = args.max_large_body_mib {
+        config = config.with_max_large_body_bytes(mib.saturating_mul(1024 * 1024));
     }
     let authenticated = authentication.is_some();
     if let Some(authentication) = authentication {

@@ -62,11 +62,20 @@ async fn an_idle_socket_flood_past_the_file_limit_does_not_stop_the_server() {
 
 /// The server's resident memory, from `/proc`, in MiB.
 fn rss_mib(pid: u32) -> u64 {
+    memory_mib(pid, "VmRSS:")
+}
+
+/// The most resident memory the server has had, from `/proc`, in MiB.
+fn peak_rss_mib(pid: u32) -> u64 {
+    memory_mib(pid, "VmHWM:")
+}
+
+fn memory_mib(pid: u32, field: &str) -> u64 {
     let status =
         std::fs::read_to_string(format!("/proc/{pid}/status")).expect("the server's status");
     status
         .lines()
-        .find_map(|line| line.strip_prefix("VmRSS:"))
+        .find_map(|line| line.strip_prefix(field))
         .and_then(|rest| {
             rest.trim()
                 .trim_end_matches("kB")
@@ -122,5 +131,64 @@ async fn byte_heavy_keyed_sends_stay_within_the_task_budget() {
     assert_eq!(completed, 60, "finished tasks make room for new ones");
     // The budget, plus room for requests in flight and the process itself.
     assert!(peak < 64 + 192, "peak RSS {peak} MiB");
+    assert!(fresh.is_ok());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn many_large_bodies_at_once_stay_within_the_large_body_budget() {
+    let server = Server::start("memory:", &["--max-task-mib", "64"]);
+    let client = reqwest::Client::builder()
+        .timeout(PATIENCE * 4)
+        .build()
+        .expect("client");
+    let text = "x".repeat(3_900_000);
+    // 64 sends near the 4 MiB body limit, all at once: unbounded, each cost about 20 MB until
+    // answered, and the server peaked past 1.3 GiB.
+    let sends = (0..64).map(|_| {
+        let body = json!({
+            "jsonrpc": "2.0", "id": 1, "method": "SendMessage",
+            "params": {"message": {
+                "messageId": uuid::Uuid::new_v4().to_string(), "role": "ROLE_USER",
+                "parts": [{"text": text}],
+            }},
+        });
+        let request = client
+            .post(format!("{}/", server.base))
+            .header("A2A-Version", "1.0")
+            .json(&body);
+        async move {
+            let response = request.send().await.map_err(|e| e.to_string())?;
+            let status = response.status().as_u16();
+            let answer: Value = response.json().await.map_err(|e| e.to_string())?;
+            Ok::<_, String>((status, answer))
+        }
+    });
+    let answers = futures::future::join_all(sends).await;
+    let (mut completed, mut refused) = (0, 0);
+    for answer in &answers {
+        match answer {
+            Ok((200, answer))
+                if answer["result"]["task"]["status"]["state"] == "TASK_STATE_COMPLETED" =>
+            {
+                completed += 1;
+            }
+            Ok((503, answer)) => {
+                let message = answer["error"]["message"].as_str().unwrap_or_default();
+                assert!(message.contains("nothing ran"), "{answer}");
+                refused += 1;
+            }
+            other => panic!("a large send answered {other:?}"),
+        }
+    }
+    let peak = peak_rss_mib(server.child.id());
+    let fresh = fresh_send_answered(&server.base).await;
+    println!(
+        "64 sends of 3.9 MB at once: {completed} completed, {refused} refused (503, nothing ran); \
+         peak RSS {peak} MiB; fresh send answered: {}",
+        fresh.is_ok()
+    );
+    assert_eq!(completed + refused, 64);
+    assert!(completed >= 8, "the budget serves some at once");
+    assert!(peak < 640, "peak RSS {peak} MiB");
     assert!(fresh.is_ok());
 }

@@ -85,6 +85,15 @@ pub struct ServerConfig {
     /// at zero costs about this much memory, not hundreds of answers. Default 8 MiB (two
     /// answers at the default body limit).
     pub max_unwritten_answer_bytes: usize,
+    /// How many bytes of request bodies beyond each one's first 256 KiB all connections
+    /// together may have in progress (read, decoded, being answered) at once: a request costs
+    /// several times its size until its answer is written, so many large ones at once could
+    /// exhaust memory. A request finding it spent waits up to 5 s, then is refused as busy
+    /// (`503`, gRPC `UNAVAILABLE`) before it runs. Never less than
+    /// [`ServerConfig::max_body_bytes`]. Default 32 MiB (eight requests at the default body
+    /// limit; 64 such requests at once then peak near 330 MiB, where unbounded they passed
+    /// 1.3 GiB).
+    pub max_large_body_bytes: usize,
     /// How long a client has to send a request's headers, counted from when the connection
     /// opens or its previous response ends: so it is also how long a connection may sit idle
     /// between requests. Default 30 s.
@@ -179,6 +188,7 @@ impl Default for ServerConfig {
             max_connections_per_network: None,
             max_http1_streams: None,
             max_unwritten_answer_bytes: 8 * 1024 * 1024,
+            max_large_body_bytes: 32 * 1024 * 1024,
             header_timeout: Duration::from_secs(30),
             crowded_header_timeout: Duration::from_secs(2),
             body_timeout: Duration::from_secs(30),
@@ -369,6 +379,19 @@ impl ServerConfig {
     /// ```
     pub fn with_max_unwritten_answer_bytes(mut self, bytes: usize) -> Self {
         self.max_unwritten_answer_bytes = bytes;
+        self
+    }
+
+    /// Sets [`ServerConfig::max_large_body_bytes`].
+    ///
+    /// ```
+    /// use a2a_protocol_server::ServerConfig;
+    ///
+    /// let config = ServerConfig::default().with_max_large_body_bytes(256 << 20);
+    /// assert_eq!(config.max_large_body_bytes, 256 << 20);
+    /// ```
+    pub fn with_max_large_body_bytes(mut self, bytes: usize) -> Self {
+        self.max_large_body_bytes = bytes;
         self
     }
 

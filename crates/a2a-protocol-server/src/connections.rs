@@ -7,6 +7,7 @@
 //! connection, take only part of the slots.
 
 mod activity;
+pub(crate) mod large_bodies;
 #[cfg(feature = "grpc")]
 mod pacing;
 mod stream_slots;
@@ -56,6 +57,7 @@ pub(crate) async fn serve(
     );
     let streams = StreamSlots::new(config.http1_streams());
     let answer_budget = config.max_unwritten_answer_bytes;
+    let large = large_bodies::Budget::new(config.max_large_body_bytes, config.max_body_bytes);
     #[cfg(feature = "tls")]
     let tls = config.tls.as_ref().map(crate::tls::TlsConfig::acceptor);
     loop {
@@ -93,6 +95,7 @@ pub(crate) async fn serve(
         #[cfg(feature = "tls")]
         if let Some(tls) = &tls {
             let (acceptor, router, streams) = (tls.clone(), router.clone(), streams.clone());
+            let large = large.clone();
             tokio::spawn(async move {
                 // The handshake counts against the same deadline as the headers.
                 let handshake = tokio::time::timeout(limits.header_timeout, acceptor.accept(tcp));
@@ -113,7 +116,15 @@ pub(crate) async fn serve(
                     .peer_certificates()
                     .and_then(|chain| chain.first())
                     .and_then(|der| crate::tls::ClientCertificate::parse(der));
-                let service = service(router, peer, certificate, &seat, streams, answer_budget);
+                let service = service(
+                    router,
+                    peer,
+                    certificate,
+                    &seat,
+                    streams,
+                    answer_budget,
+                    large,
+                );
                 run(stream, service, seat, limits, stop).await;
                 drop(permit);
             });
@@ -126,6 +137,7 @@ pub(crate) async fn serve(
             &seat,
             streams.clone(),
             answer_budget,
+            large.clone(),
         );
         tokio::spawn(async move {
             run(tcp, service, seat, limits, stop).await;
@@ -284,6 +296,7 @@ fn service(
     seat: &Seat,
     streams: StreamSlots,
     answer_budget: usize,
+    large: large_bodies::Budget,
 ) -> impl hyper::service::Service<
     http::Request<Incoming>,
     Response = axum::response::Response,
@@ -305,14 +318,27 @@ fn service(
             request.extensions_mut().insert(streams.clone());
         }
         let router = router.clone();
+        let drawn = large_bodies::Drawn::default();
+        let request = request.map(|body| {
+            axum::body::Body::new(large_bodies::Metered::new(body, &large, drawn.clone()))
+        });
         async move {
             // A peer not reading what it was answered gets nothing more done for it until
             // it reads; dropped here if it resets the stream or goes.
             if !activity.room_for_answers(answer_budget).await {
                 return Ok(http::StatusCode::SERVICE_UNAVAILABLE.into_response());
             }
-            let answered = router.oneshot(request.map(axum::body::Body::new)).await;
-            answered.map(|response| response.map(|body| activity::Counted::body(body, open)))
+            let answered = router.oneshot(request).await;
+            answered.map(|response| {
+                // A stream's budget goes back when it starts: what it keeps is the task's.
+                if http_body::Body::size_hint(response.body())
+                    .exact()
+                    .is_none()
+                {
+                    drawn.release();
+                }
+                response.map(|body| activity::Counted::body(body, open, drawn))
+            })
         }
     })
 }

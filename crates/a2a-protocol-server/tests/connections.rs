@@ -573,3 +573,68 @@ async fn a_peer_not_reading_its_answers_gets_no_more_made_for_it() {
     );
     assert!(answered);
 }
+
+#[tokio::test]
+async fn large_bodies_past_the_budget_are_refused_before_they_run() {
+    // The smallest budget there is: one body at the limit (4 MiB).
+    let config = ServerConfig::default().with_max_large_body_bytes(0);
+    let agent = CountingAgent::slow(Duration::from_secs(300));
+    let server = serve_with(handler_with_store(agent.clone(), memory_store()), config).await;
+    let big = "x".repeat(3_900_000);
+    // A large blocking send whose agent works on: it holds what it drew until answered.
+    let held = tokio::spawn({
+        let base = server.base.clone();
+        let body = send_params("m-held", &big);
+        async move {
+            reqwest::Client::new()
+                .post(format!("{base}/message:send"))
+                .header("A2A-Version", "1.0")
+                .json(&body)
+                .send()
+                .await
+        }
+    });
+    for _ in 0..200 {
+        if agent.runs() == 1 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(agent.runs(), 1, "the held send runs");
+    let mut refusals = Vec::new();
+    for binding in BINDINGS {
+        let refused = call(
+            binding,
+            &server.base,
+            "SendMessage",
+            send_params("m-big", &big),
+        )
+        .await
+        .expect_err("no room for a second large body");
+        refusals.push(format!(
+            "{binding:?}: {} {}",
+            refused.status, refused.message
+        ));
+        match binding {
+            Binding::Grpc => assert_eq!(refused.grpc, Some(tonic::Code::Unavailable)),
+            _ => {
+                assert_eq!(refused.status, 503, "{refused:?}");
+                assert!(refused.retry_after.is_some(), "{refused:?}");
+            }
+        }
+        assert!(refused.message.contains("nothing ran"), "{refused:?}");
+    }
+    // Small requests never touch the budget (this one answered as soon as its task exists).
+    let mut small = send_params("m-small", "hi");
+    small["configuration"] = serde_json::json!({"returnImmediately": true});
+    call(Binding::JsonRpc, &server.base, "SendMessage", small)
+        .await
+        .expect("a small send");
+    println!(
+        "large bodies past the budget: {}; agent runs: {}",
+        refusals.join("; "),
+        agent.runs()
+    );
+    assert_eq!(agent.runs(), 2, "the refused sends ran nothing");
+    held.abort();
+}

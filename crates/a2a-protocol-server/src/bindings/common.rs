@@ -103,6 +103,8 @@ fn request_media_type(headers: &HeaderMap) -> Option<String> {
 pub(crate) enum BodyError {
     TooLarge(usize),
     TimedOut(std::time::Duration),
+    /// The server's budget for large bodies stayed spent.
+    Crowded,
     Unreadable,
 }
 
@@ -120,6 +122,10 @@ impl BodyError {
                     deadline.as_secs_f64()
                 ),
             ),
+            BodyError::Crowded => A2aError::resource_exhausted(
+                crate::connections::large_bodies::Crowded::MESSAGE,
+                crate::connections::large_bodies::RETRY_AFTER,
+            ),
             BodyError::Unreadable => A2aError::new(
                 ErrorKind::InvalidRequest,
                 "the request body could not be read",
@@ -131,6 +137,7 @@ impl BodyError {
         match self {
             BodyError::TooLarge(_) => http::StatusCode::PAYLOAD_TOO_LARGE,
             BodyError::TimedOut(_) => http::StatusCode::REQUEST_TIMEOUT,
+            BodyError::Crowded => http::StatusCode::SERVICE_UNAVAILABLE,
             BodyError::Unreadable => http::StatusCode::BAD_REQUEST,
         }
     }
@@ -146,6 +153,9 @@ pub(crate) async fn read_body(body: Body, state: &AppState) -> Result<Bytes, Bod
         Ok(Ok(collected)) => Ok(collected.to_bytes()),
         Ok(Err(error)) if error.downcast_ref::<LengthLimitError>().is_some() => {
             Err(BodyError::TooLarge(limit))
+        }
+        Ok(Err(error)) if crate::connections::large_bodies::Crowded::caused(&*error) => {
+            Err(BodyError::Crowded)
         }
         Ok(Err(_)) => Err(BodyError::Unreadable),
     }

@@ -127,10 +127,12 @@ pub(super) struct Counted {
     /// Bytes still counted in the connection's unwritten total.
     counted: usize,
     open: Open,
+    /// What the request drew on the server's budget for large bodies, given back with it.
+    drawn: super::large_bodies::Drawn,
 }
 
 impl Counted {
-    pub(super) fn body(body: Body, open: Open) -> Body {
+    pub(super) fn body(body: Body, open: Open, drawn: super::large_bodies::Drawn) -> Body {
         let counted = body
             .size_hint()
             .exact()
@@ -144,6 +146,7 @@ impl Counted {
             rest: None,
             counted,
             open,
+            drawn,
         })
     }
 
@@ -171,6 +174,7 @@ impl Counted {
 impl Drop for Counted {
     fn drop(&mut self) {
         self.written(self.counted);
+        self.drawn.release();
     }
 }
 
@@ -244,7 +248,11 @@ mod tests {
         use http_body_util::BodyExt as _;
         let activity = Activity::new();
         let answer = Bytes::from(vec![7u8; 3 * CHUNK + 10]);
-        let mut body = Counted::body(Body::from(answer.clone()), activity.open());
+        let mut body = Counted::body(
+            Body::from(answer.clone()),
+            activity.open(),
+            Default::default(),
+        );
         assert_eq!(*activity.unwritten.borrow(), answer.len());
         let first = body.frame().await.expect("a frame").expect("data");
         let first = first.into_data().expect("data");
@@ -262,7 +270,11 @@ mod tests {
         assert_eq!(*activity.unwritten.borrow(), 0);
         drop(body);
         // Dropped half written, an answer gives its count back.
-        let mut dropped = Counted::body(Body::from(answer.clone()), activity.open());
+        let mut dropped = Counted::body(
+            Body::from(answer.clone()),
+            activity.open(),
+            Default::default(),
+        );
         let _ = dropped.frame().await;
         drop(dropped);
         assert_eq!(*activity.unwritten.borrow(), 0);
