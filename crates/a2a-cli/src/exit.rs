@@ -11,7 +11,8 @@ Exit codes:
   1  internal error
   2  bad arguments (including a malformed idempotency key)
   3  the agent could not be reached: nothing was sent
-  4  the agent answered with an error (unknown task, refused, not an A2A agent)
+  4  the agent answered with an error (unknown task, refused, not an A2A agent), or the
+     task it answered with ended failed or rejected
   5  the connection failed mid-call: the agent may have acted; retry a send with its key
   6  the store could not be opened or swept";
 
@@ -66,6 +67,13 @@ impl Failure {
                 }
             }
         }
+    }
+
+    /// A send answered with a task that ended `failed` or `rejected`: the call worked, the
+    /// work did not, and a script must not take it for success.
+    pub(crate) fn task_ended(id: &str, state: &str, why: Option<String>) -> Self {
+        let why = why.map(|why| format!(": {why}")).unwrap_or_default();
+        Self::new(4, format!("task {id} ended {state}{why}"))
     }
 
     /// Adds a hint on what to do next.

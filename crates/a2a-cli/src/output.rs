@@ -93,7 +93,7 @@ fn parts_text(parts: &[Part]) -> String {
     parts.iter().map(part_text).collect::<Vec<_>>().join(" ")
 }
 
-fn message_text(message: &Message) -> String {
+pub(crate) fn message_text(message: &Message) -> String {
     parts_text(&message.parts)
 }
 

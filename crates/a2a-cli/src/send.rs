@@ -4,7 +4,10 @@
 use a2a_protocol_client::A2aClient;
 use a2a_protocol_types::idempotency::{generate_key, set_key, validate_key};
 use a2a_protocol_types::push::TaskPushNotificationConfig;
-use a2a_protocol_types::{Message, SendMessageConfiguration, SendMessageRequest};
+use a2a_protocol_types::{
+    Message, SendMessageConfiguration, SendMessageRequest, SendMessageResponse, StreamResponse,
+    TaskState, TaskStatus,
+};
 use clap::ValueEnum;
 use futures::StreamExt;
 use serde_json::json;
@@ -148,19 +151,25 @@ pub(crate) async fn send(args: SendArgs, output: Output) -> Result<(), Failure> 
             _ => failure,
         }
     };
+    let mut outcome = Outcome::default();
     if args.stream {
         let mut events = client
             .send_streaming_message(request)
             .await
             .map_err(|e| cut_off(&e))?;
         while let Some(event) = events.next().await {
-            output.event(&event.map_err(|e| cut_off(&e))?)?;
+            let event = event.map_err(|e| cut_off(&e))?;
+            outcome.note_event(&event);
+            output.event(&event)?;
         }
     } else {
         let response = client
             .send_message(request)
             .await
             .map_err(|e| cut_off(&e))?;
+        if let SendMessageResponse::Task(task) = &response {
+            outcome.note(&task.id, &task.status);
+        }
         output.show(&response, output::send_response)?;
     }
     if let Some(key) = &key {
@@ -173,5 +182,41 @@ pub(crate) async fn send(args: SendArgs, output: Output) -> Result<(), Failure> 
             ));
         }
     }
-    Ok(())
+    outcome.result()
+}
+
+/// The state a send's task ended in, as far as its answer says.
+#[derive(Default)]
+struct Outcome {
+    task: Option<(String, TaskStatus)>,
+}
+
+impl Outcome {
+    fn note(&mut self, id: &impl ToString, status: &TaskStatus) {
+        self.task = Some((id.to_string(), status.clone()));
+    }
+
+    fn note_event(&mut self, event: &StreamResponse) {
+        match event {
+            StreamResponse::Task(task) => self.note(&task.id, &task.status),
+            StreamResponse::StatusUpdate(update) => self.note(&update.task_id, &update.status),
+            _ => {}
+        }
+    }
+
+    /// A failure when the task ended failed or rejected.
+    fn result(self) -> Result<(), Failure> {
+        match self.task {
+            Some((id, status))
+                if matches!(status.state, TaskState::Failed | TaskState::Rejected) =>
+            {
+                Err(Failure::task_ended(
+                    &id,
+                    &output::state_name(status.state),
+                    status.message.as_ref().map(output::message_text),
+                ))
+            }
+            _ => Ok(()),
+        }
+    }
 }

@@ -327,6 +327,34 @@ fn serve_tenant_serves_only_the_tenants_named() {
 }
 
 #[test]
+fn a_send_whose_task_ends_rejected_exits_4_saying_so() {
+    let server = Server::start("memory:", &["--agent", "conformance"]);
+    for extra in [&[][..], &["--stream"][..]] {
+        let mut args = vec![
+            "send",
+            &server.base,
+            "do it",
+            "--message-id",
+            "tck-reject-task-1",
+        ];
+        args.extend_from_slice(extra);
+        a2a(&args)
+            .code(4)
+            .stdout(predicate::str::contains("rejected"))
+            .stderr(predicate::str::contains("ended rejected: rejected"));
+    }
+    // A task that completes is success.
+    a2a(&[
+        "send",
+        &server.base,
+        "do it",
+        "--message-id",
+        "tck-complete-task-1",
+    ])
+    .success();
+}
+
+#[test]
 fn serve_trust_proxy_takes_addresses_and_blocks_only() {
     a2a(&[
         "serve",
