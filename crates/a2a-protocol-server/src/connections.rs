@@ -170,6 +170,17 @@ async fn slot(
     }
 }
 
+/// `hint` with `bytes` more: a body's hint, with what a wrapper holds back from it.
+fn size_hint_plus(hint: http_body::SizeHint, bytes: usize) -> http_body::SizeHint {
+    let bytes = bytes as u64;
+    let mut plus = http_body::SizeHint::new();
+    if let Some(upper) = hint.upper() {
+        plus.set_upper(upper + bytes);
+    }
+    plus.set_lower(hint.lower() + bytes);
+    plus
+}
+
 fn capacity_u32(capacity: usize) -> u32 {
     u32::try_from(capacity).unwrap_or(u32::MAX)
 }

@@ -204,14 +204,8 @@ impl http_body::Body for Counted {
     }
 
     fn size_hint(&self) -> SizeHint {
-        let inner = self.body.size_hint();
-        let rest = self.rest.as_ref().map_or(0, |rest| rest.len() as u64);
-        let mut hint = SizeHint::new();
-        if let Some(upper) = inner.upper() {
-            hint.set_upper(upper + rest);
-        }
-        hint.set_lower(inner.lower() + rest);
-        hint
+        let rest = self.rest.as_ref().map_or(0, Bytes::len);
+        super::size_hint_plus(self.body.size_hint(), rest)
     }
 }
 

@@ -251,17 +251,11 @@ impl http_body::Body for Metered {
     }
 
     fn size_hint(&self) -> SizeHint {
-        let mut hint = self.body.size_hint();
-        if let Some((frame, _)) = &self.waiting {
-            let held = frame.data_ref().map_or(0, |data| data.len() as u64);
-            let upper = hint.upper().map(|upper| upper + held);
-            let lower = hint.lower() + held;
-            hint = SizeHint::new();
-            if let Some(upper) = upper {
-                hint.set_upper(upper);
-            }
-            hint.set_lower(lower);
-        }
-        hint
+        let held = self
+            .waiting
+            .as_ref()
+            .and_then(|(frame, _)| frame.data_ref())
+            .map_or(0, Bytes::len);
+        super::size_hint_plus(self.body.size_hint(), held)
     }
 }
