@@ -190,7 +190,8 @@ fn capacity_u32(capacity: usize) -> u32 {
 struct Limits {
     /// For a request's headers, and for the connection to sit idle.
     header_timeout: Duration,
-    /// For a connection asked to close (idle, or making room) to finish.
+    /// For a connection asked to close (idle, or making room) to finish, once it has
+    /// nothing open.
     grace: Duration,
 }
 
@@ -234,13 +235,13 @@ fn http(header_timeout: Duration, pacing: Arc<pacing::Pacing>) -> Http {
 enum Closing {
     /// The server is shutting down: what is open may finish, within the server's drain.
     Shutdown,
-    /// Idle too long, or making room: it closes within its grace.
+    /// Idle too long, or making room: it closes within its grace once nothing is open.
     Idle,
 }
 
 /// Serves one connection until it ends; until shutdown lets it finish what it is doing; or
 /// until it has had no open request for its header timeout, or is asked to make room, and
-/// then closes it (HTTP/2: GOAWAY), cut off if it has not closed within its grace.
+/// then closes it (HTTP/2: GOAWAY), cut off if it stays idle its grace without closing.
 async fn run<I, S>(io: I, service: S, seat: Seat, limits: Limits, stop: CancellationToken)
 where
     I: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
@@ -279,11 +280,16 @@ where
     };
     connection.as_mut().graceful_shutdown();
     let ended = match closing {
-        Closing::Shutdown => Ok(connection.await),
-        Closing::Idle => tokio::time::timeout(limits.grace, connection).await,
+        Closing::Shutdown => Some(connection.await),
+        // A request that slipped in before the close is let finish; a connection that stays
+        // idle and does not close is cut off.
+        Closing::Idle => tokio::select! {
+            ended = connection.as_mut() => Some(ended),
+            () = activity.idle_for(limits.grace) => None,
+        },
     };
     activity.end();
-    if let Ok(Err(error)) = ended {
+    if let Some(Err(error)) = ended {
         tracing::debug!(%error, "connection ended with an error");
     }
 }
