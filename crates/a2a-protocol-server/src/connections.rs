@@ -55,9 +55,11 @@ pub(crate) async fn serve(
         config.connections_per_network(),
         config.trusted_proxies.clone(),
     );
-    let streams = StreamSlots::new(config.http1_streams());
-    let answer_budget = config.max_unwritten_answer_bytes;
-    let large = large_bodies::Budget::new(config.max_large_body_bytes, config.max_body_bytes);
+    let shares = Shares {
+        streams: StreamSlots::new(config.http1_streams()),
+        unwritten_answers: config.max_unwritten_answer_bytes,
+        large_bodies: large_bodies::Budget::new(config.max_large_body_bytes, config.max_body_bytes),
+    };
     #[cfg(feature = "tls")]
     let tls = config.tls.as_ref().map(crate::tls::TlsConfig::acceptor);
     loop {
@@ -94,8 +96,7 @@ pub(crate) async fn serve(
         let stop = stop.clone();
         #[cfg(feature = "tls")]
         if let Some(tls) = &tls {
-            let (acceptor, router, streams) = (tls.clone(), router.clone(), streams.clone());
-            let large = large.clone();
+            let (acceptor, router, shares) = (tls.clone(), router.clone(), shares.clone());
             tokio::spawn(async move {
                 // The handshake counts against the same deadline as the headers.
                 let handshake = tokio::time::timeout(limits.header_timeout, acceptor.accept(tcp));
@@ -116,29 +117,13 @@ pub(crate) async fn serve(
                     .peer_certificates()
                     .and_then(|chain| chain.first())
                     .and_then(|der| crate::tls::ClientCertificate::parse(der));
-                let service = service(
-                    router,
-                    peer,
-                    certificate,
-                    &seat,
-                    streams,
-                    answer_budget,
-                    large,
-                );
+                let service = service(router, peer, certificate, &seat, shares);
                 run(stream, service, seat, limits, stop).await;
                 drop(permit);
             });
             continue;
         }
-        let service = service(
-            router.clone(),
-            peer,
-            None,
-            &seat,
-            streams.clone(),
-            answer_budget,
-            large.clone(),
-        );
+        let service = service(router.clone(), peer, None, &seat, shares.clone());
         tokio::spawn(async move {
             run(tcp, service, seat, limits, stop).await;
             drop(permit);
@@ -183,6 +168,15 @@ fn size_hint_plus(hint: http_body::SizeHint, bytes: usize) -> http_body::SizeHin
 
 fn capacity_u32(capacity: usize) -> u32 {
     u32::try_from(capacity).unwrap_or(u32::MAX)
+}
+
+/// What all connections share: the slots of streams over HTTP/1.1, the budget for large
+/// request bodies, and each connection's budget of unwritten answers.
+#[derive(Debug, Clone)]
+struct Shares {
+    streams: StreamSlots,
+    unwritten_answers: usize,
+    large_bodies: large_bodies::Budget,
 }
 
 /// One connection's deadlines.
@@ -305,15 +299,13 @@ use crate::tls::ClientCertificate;
 /// [`ConnectInfo`], which per-address limits read), the client certificate the TLS handshake
 /// verified, if any, and over HTTP/1.1 the stream slots; each request counted open on its
 /// connection until its answer is written, and run only while the connection's unwritten
-/// answers are within `answer_budget` bytes.
+/// answers are within their budget, its body drawing on the server's budget for large ones.
 fn service(
     router: Router,
     peer: SocketAddr,
     certificate: Option<ClientCertificate>,
     seat: &Seat,
-    streams: StreamSlots,
-    answer_budget: usize,
-    large: large_bodies::Budget,
+    shares: Shares,
 ) -> impl hyper::service::Service<
     http::Request<Incoming>,
     Response = axum::response::Response,
@@ -332,17 +324,21 @@ fn service(
             extensions.insert(certificate.clone());
         }
         if request.version() < http::Version::HTTP_2 {
-            request.extensions_mut().insert(streams.clone());
+            request.extensions_mut().insert(shares.streams.clone());
         }
-        let router = router.clone();
+        let (router, unwritten_answers) = (router.clone(), shares.unwritten_answers);
         let drawn = large_bodies::Drawn::default();
         let request = request.map(|body| {
-            axum::body::Body::new(large_bodies::Metered::new(body, &large, drawn.clone()))
+            axum::body::Body::new(large_bodies::Metered::new(
+                body,
+                &shares.large_bodies,
+                drawn.clone(),
+            ))
         });
         async move {
             // A peer not reading what it was answered gets nothing more done for it until
             // it reads; dropped here if it resets the stream or goes.
-            if !activity.room_for_answers(answer_budget).await {
+            if !activity.room_for_answers(unwritten_answers).await {
                 return Ok(http::StatusCode::SERVICE_UNAVAILABLE.into_response());
             }
             let answered = router.oneshot(request).await;

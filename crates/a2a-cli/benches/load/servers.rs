@@ -112,28 +112,26 @@ fn free_port() -> u16 {
         .expect("a free port")
 }
 
+/// The key quotas this build's servers run with: one client may hold the whole index.
+const OURS_QUOTAS: &[&str] = &[
+    "--max-keys-per-caller",
+    "10000000",
+    "--max-unauthenticated-keys",
+    "10000000",
+];
+
 /// Starts `kind`. `postgres` is the database URL for the PostgreSQL store.
 pub fn start(kind: &Kind, postgres: &str) -> Server {
     match kind {
-        // One generator sends everything from one address; the key quota is for many clients.
-        Kind::Ours(store) => start_ours(store, postgres, &["--max-keys-per-caller", "10000000"]),
+        // One generator sends everything from one address, unauthenticated; the key quotas
+        // are for many clients.
+        Kind::Ours(store) => start_ours(store, postgres, OURS_QUOTAS),
         Kind::Observed => {
             let metrics = format!("127.0.0.1:{}", free_port());
-            let args = [
-                "--max-keys-per-caller",
-                "10000000",
-                "--metrics-addr",
-                &metrics,
-            ];
+            let args = [OURS_QUOTAS, &["--metrics-addr", &metrics]].concat();
             start_a2a(&this_a2a(), "memory", postgres, &args, "info")
         }
-        Kind::Dark => start_a2a(
-            &this_a2a(),
-            "memory",
-            postgres,
-            &["--max-keys-per-caller", "10000000"],
-            "warn",
-        ),
+        Kind::Dark => start_a2a(&this_a2a(), "memory", postgres, OURS_QUOTAS, "warn"),
         Kind::Baseline(store) => {
             let baseline = std::env::var_os("A2A_BENCH_BASELINE")
                 .map(PathBuf::from)

@@ -9,13 +9,15 @@
 
 use std::pin::Pin;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
 use axum::body::{Body, Bytes};
 use futures::ready;
 use http_body::{Body as _, Frame, SizeHint};
-use tokio::sync::watch;
+use tokio::sync::Notify;
+use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 /// The most of an answer handed to the connection at once: the rest stays in the answer, so
@@ -23,11 +25,19 @@ use tokio_util::sync::CancellationToken;
 const CHUNK: usize = 64 * 1024;
 
 /// One connection's open requests, its answers' unwritten bytes, and whether the server asked
-/// it to make room.
+/// it to make room. Requests only touch counters: nothing here wakes the connection's task,
+/// whose idle deadline is a timer that looks at the counters when it fires.
 #[derive(Debug)]
 pub(super) struct Activity {
-    open: watch::Sender<usize>,
-    unwritten: watch::Sender<usize>,
+    /// When the connection was accepted: `idle_since` counts from it.
+    accepted: Instant,
+    open: AtomicUsize,
+    /// When the last open request ended, in microseconds since `accepted`.
+    idle_since: AtomicU64,
+    unwritten: AtomicUsize,
+    /// Requests waiting for `unwritten` to come within budget, woken by `room`.
+    waiting: AtomicUsize,
+    room: Notify,
     evicted: CancellationToken,
     ended: CancellationToken,
 }
@@ -35,8 +45,12 @@ pub(super) struct Activity {
 impl Activity {
     pub(super) fn new() -> Arc<Self> {
         Arc::new(Self {
-            open: watch::Sender::new(0),
-            unwritten: watch::Sender::new(0),
+            accepted: Instant::now(),
+            open: AtomicUsize::new(0),
+            idle_since: AtomicU64::new(0),
+            unwritten: AtomicUsize::new(0),
+            waiting: AtomicUsize::new(0),
+            room: Notify::new(),
             evicted: CancellationToken::new(),
             ended: CancellationToken::new(),
         })
@@ -45,17 +59,37 @@ impl Activity {
     /// Resolves once the connection's answers not yet written are within `budget` bytes (at
     /// once, nearly always): true, or false if the connection ended meanwhile.
     pub(super) async fn room_for_answers(&self, budget: usize) -> bool {
-        if *self.unwritten.borrow() <= budget {
+        if self.unwritten.load(Ordering::Acquire) <= budget {
             return true;
         }
-        let mut unwritten = self.unwritten.subscribe();
-        // The sender lives as long as `self`, so this ends only when there is room.
-        let _ = unwritten.wait_for(|bytes| *bytes <= budget).await;
+        self.waiting.fetch_add(1, Ordering::AcqRel);
+        let _waited = Waited(&self.waiting);
+        loop {
+            let room = self.room.notified();
+            tokio::pin!(room);
+            // Registered before the count is read again, so a change in between still wakes.
+            room.as_mut().enable();
+            if self.unwritten.load(Ordering::Acquire) <= budget {
+                break;
+            }
+            room.await;
+        }
         // Room comes too when the peer goes and its answers are dropped: a turn first lets
         // the connection notice (HTTP/2 drops a request whose stream was reset while it
         // waits), so nothing is made for a peer that is gone.
         tokio::task::yield_now().await;
         !self.ended.is_cancelled()
+    }
+
+    fn add_unwritten(&self, bytes: usize) {
+        self.unwritten.fetch_add(bytes, Ordering::AcqRel);
+    }
+
+    fn sub_unwritten(&self, bytes: usize) {
+        self.unwritten.fetch_sub(bytes, Ordering::AcqRel);
+        if self.waiting.load(Ordering::Acquire) > 0 {
+            self.room.notify_waiters();
+        }
     }
 
     /// Notes that the connection ended.
@@ -65,7 +99,7 @@ impl Activity {
 
     /// Whether no request of the connection is open.
     pub(super) fn is_idle(&self) -> bool {
-        *self.open.borrow() == 0
+        self.open.load(Ordering::Acquire) == 0
     }
 
     /// Asks the connection to close (it finishes what it has open first).
@@ -84,24 +118,38 @@ impl Activity {
 
     /// A request opened; it stays open until what is returned is dropped.
     pub(super) fn open(self: &Arc<Self>) -> Open {
-        self.open.send_modify(|open| *open += 1);
+        self.open.fetch_add(1, Ordering::AcqRel);
         Open(Arc::clone(self))
     }
 
-    /// Resolves once no request has been open for `limit` in a row.
+    /// Resolves once no request has been open for `limit` in a row. A timer that, when it
+    /// fires, sleeps on until `limit` after the last request ended (or `limit` more while
+    /// one is open).
     pub(super) async fn idle_for(&self, limit: Duration) {
-        let mut open = self.open.subscribe();
         loop {
-            let idle = *open.borrow_and_update() == 0;
-            if idle {
-                tokio::select! {
-                    () = tokio::time::sleep(limit) => return,
-                    _ = open.changed() => {}
+            let wait = if self.is_idle() {
+                let since =
+                    self.accepted + Duration::from_micros(self.idle_since.load(Ordering::Acquire));
+                let until = since + limit;
+                let now = Instant::now();
+                if now >= until {
+                    return;
                 }
-            } else if open.changed().await.is_err() {
-                return;
-            }
+                until - now
+            } else {
+                limit
+            };
+            tokio::time::sleep(wait).await;
         }
+    }
+}
+
+/// Counts a waiting request out again, however its wait ends.
+struct Waited<'a>(&'a AtomicUsize);
+
+impl Drop for Waited<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
     }
 }
 
@@ -111,9 +159,12 @@ pub(super) struct Open(Arc<Activity>);
 
 impl Drop for Open {
     fn drop(&mut self) {
-        self.0
-            .open
-            .send_modify(|open| *open = open.saturating_sub(1));
+        let activity = &self.0;
+        // Every close marks its time before it counts itself out, so a connection seen idle
+        // never carries the time of an earlier idleness.
+        let micros = u64::try_from(activity.accepted.elapsed().as_micros()).unwrap_or(u64::MAX);
+        activity.idle_since.fetch_max(micros, Ordering::AcqRel);
+        activity.open.fetch_sub(1, Ordering::AcqRel);
     }
 }
 
@@ -139,7 +190,7 @@ impl Counted {
             .and_then(|size| usize::try_from(size).ok())
             .unwrap_or(0);
         if counted > 0 {
-            open.0.unwritten.send_modify(|bytes| *bytes += counted);
+            open.0.add_unwritten(counted);
         }
         Body::new(Self {
             body,
@@ -163,10 +214,7 @@ impl Counted {
         let bytes = bytes.min(self.counted);
         if bytes > 0 {
             self.counted -= bytes;
-            self.open
-                .0
-                .unwritten
-                .send_modify(|unwritten| *unwritten = unwritten.saturating_sub(bytes));
+            self.open.0.sub_unwritten(bytes);
         }
     }
 }
@@ -247,11 +295,14 @@ mod tests {
             activity.open(),
             Default::default(),
         );
-        assert_eq!(*activity.unwritten.borrow(), answer.len());
+        assert_eq!(activity.unwritten.load(Ordering::Acquire), answer.len());
         let first = body.frame().await.expect("a frame").expect("data");
         let first = first.into_data().expect("data");
         assert_eq!(first.len(), CHUNK);
-        assert_eq!(*activity.unwritten.borrow(), answer.len() - CHUNK);
+        assert_eq!(
+            activity.unwritten.load(Ordering::Acquire),
+            answer.len() - CHUNK
+        );
         assert_eq!(
             body.size_hint().exact(),
             Some((answer.len() - CHUNK) as u64)
@@ -261,7 +312,7 @@ mod tests {
             all.extend_from_slice(&frame.expect("data").into_data().expect("data"));
         }
         assert_eq!(all, answer.to_vec());
-        assert_eq!(*activity.unwritten.borrow(), 0);
+        assert_eq!(activity.unwritten.load(Ordering::Acquire), 0);
         drop(body);
         // Dropped half written, an answer gives its count back.
         let mut dropped = Counted::body(
@@ -271,7 +322,7 @@ mod tests {
         );
         let _ = dropped.frame().await;
         drop(dropped);
-        assert_eq!(*activity.unwritten.borrow(), 0);
+        assert_eq!(activity.unwritten.load(Ordering::Acquire), 0);
         assert!(activity.is_idle());
     }
 }
