@@ -10,10 +10,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use a2a_protocol_server::executor::Recovery;
-use a2a_protocol_server::store::{
-    Capabilities, ClaimOutcome, InMemoryStoreConfig, InMemoryTaskStore, KeyClaim, Loaded,
-    StoreError, TaskPage, TaskQuery, TaskStore, TaskStoreExt, TaskWrite, WriteOutcome,
-};
+use a2a_protocol_server::store::{StoreError, TaskStoreExt};
 use a2a_protocol_server::{
     AgentExecutor, CallContext, EventSink, HandlerConfig, RequestContext, RequestHandler,
 };
@@ -22,67 +19,8 @@ use a2a_protocol_types::{
     TaskState,
 };
 use async_trait::async_trait;
+use common::stores::Hooked;
 use tokio::sync::Notify;
-
-/// The in-memory store, except that while `down` every call fails as busy.
-#[derive(Default)]
-struct Restarting {
-    inner: InMemoryTaskStore,
-    down: AtomicBool,
-}
-
-impl Restarting {
-    fn check(&self) -> Result<(), StoreError> {
-        if self.down.load(Ordering::SeqCst) {
-            return Err(StoreError::Busy(
-                "terminating connection due to administrator command".into(),
-            ));
-        }
-        Ok(())
-    }
-}
-
-#[async_trait]
-impl TaskStore for Restarting {
-    async fn load(
-        &self,
-        tenant: &str,
-        id: &TaskId,
-        known: Option<u64>,
-    ) -> Result<Loaded, StoreError> {
-        self.check()?;
-        self.inner.load(tenant, id, known).await
-    }
-    async fn list(&self, tenant: &str, query: &TaskQuery) -> Result<TaskPage, StoreError> {
-        self.check()?;
-        self.inner.list(tenant, query).await
-    }
-    async fn write(&self, write: &TaskWrite<'_>) -> Result<WriteOutcome, StoreError> {
-        self.check()?;
-        self.inner.write(write).await
-    }
-    fn supports_idempotency(&self) -> bool {
-        true
-    }
-    async fn claim_idempotency_key(&self, claim: &KeyClaim) -> Result<ClaimOutcome, StoreError> {
-        self.check()?;
-        self.inner.claim_idempotency_key(claim).await
-    }
-    async fn release_idempotency_key(&self, claim: &KeyClaim) -> Result<(), StoreError> {
-        self.check()?;
-        self.inner.release_idempotency_key(claim).await
-    }
-    async fn find_idempotency_key(
-        &self,
-        claim: &KeyClaim,
-    ) -> Result<Option<ClaimOutcome>, StoreError> {
-        self.check()?;
-        self.inner.find_idempotency_key(claim).await
-    }
-    fn capabilities(&self) -> Capabilities<'_> {
-        Capabilities::default()
-    }
-}
 
 /// Works, waits to be let go, then completes; counts its turns. The test takes the store down
 /// while it waits.
@@ -112,10 +50,19 @@ impl AgentExecutor for Waiting {
 /// and returns the task as the store then holds it (once it settles, within 20 s) and the
 /// agent's runs.
 async fn a_turn_across_an_outage(recovery: Recovery) -> (a2a_protocol_types::Task, usize) {
-    let store = Arc::new(Restarting {
-        inner: InMemoryTaskStore::with_config(InMemoryStoreConfig::default()),
-        down: AtomicBool::new(false),
-    });
+    // The in-memory store, except that while `down` every call fails as busy.
+    let down = Arc::new(AtomicBool::new(false));
+    let store = Arc::new(Hooked::new({
+        let down = Arc::clone(&down);
+        move |_| {
+            if down.load(Ordering::SeqCst) {
+                return Err(StoreError::Busy(
+                    "terminating connection due to administrator command".into(),
+                ));
+            }
+            Ok(())
+        }
+    }));
     let agent = Arc::new(Waiting {
         runs: AtomicUsize::new(0),
         go: Notify::new(),
@@ -137,7 +84,7 @@ async fn a_turn_across_an_outage(recovery: Recovery) -> (a2a_protocol_types::Tas
     else {
         panic!("a task");
     };
-    let working = |store: Arc<Restarting>, id: TaskId| async move {
+    let working = |store: Arc<Hooked>, id: TaskId| async move {
         for _ in 0..400 {
             let now = store
                 .inner
@@ -153,7 +100,7 @@ async fn a_turn_across_an_outage(recovery: Recovery) -> (a2a_protocol_types::Tas
         panic!("the task never started working");
     };
     working(Arc::clone(&store), task.id.clone()).await;
-    store.down.store(true, Ordering::SeqCst);
+    down.store(true, Ordering::SeqCst);
     agent.go.notify_one();
     // The turn ends while the store is down: neither its completion nor its failure lands.
     tokio::time::sleep(Duration::from_millis(300)).await;
@@ -168,7 +115,7 @@ async fn a_turn_across_an_outage(recovery: Recovery) -> (a2a_protocol_types::Tas
         TaskState::Working,
         "nothing could be written"
     );
-    store.down.store(false, Ordering::SeqCst);
+    down.store(false, Ordering::SeqCst);
     for _ in 0..400 {
         let after = store
             .inner

@@ -65,14 +65,7 @@ impl RequestHandler {
         if !lost || stored.task.status.state.is_terminal() {
             return Ok(false);
         }
-        let rerun = !stored.cancel_requested
-            && self.inner.executor.recovery() == Recovery::RunAgain
-            && stored.recoveries < self.inner.config.max_reruns;
-        let message = rerun.then(|| last_user_message(&stored.task)).flatten();
-        match message {
-            Some(message) => self.run_again(&task.tenant, stored, message).await,
-            None => self.settle_lost(&task.tenant, stored, LOST).await,
-        }
+        self.settle(&task.tenant, stored, LOST).await
     }
 
     /// A turn of this process ended without its settlement landing (the store did not
@@ -119,13 +112,23 @@ impl RequestHandler {
         if stored.task.status.state.is_settled() || !ours || running_here {
             return Ok(true);
         }
+        self.settle(&task.tenant, stored, reason).await
+    }
+
+    /// Settles a turn no one runs: runs it again for an agent whose turns are safe to repeat
+    /// (no cancel asked for, reruns left), else ends it canceled or failed with `reason`.
+    async fn settle(
+        &self,
+        tenant: &str,
+        stored: StoredTask,
+        reason: &str,
+    ) -> Result<bool, a2a_protocol_types::A2aError> {
         let rerun = !stored.cancel_requested
             && self.inner.executor.recovery() == Recovery::RunAgain
             && stored.recoveries < self.inner.config.max_reruns;
-        let message = rerun.then(|| last_user_message(&stored.task)).flatten();
-        match message {
-            Some(message) => self.run_again(&task.tenant, stored, message).await,
-            None => self.settle_lost(&task.tenant, stored, reason).await,
+        match rerun.then(|| last_user_message(&stored.task)).flatten() {
+            Some(message) => self.run_again(tenant, stored, message).await,
+            None => self.settle_lost(tenant, stored, reason).await,
         }
     }
 

@@ -5,9 +5,11 @@ use std::str::FromStr;
 use std::sync::Arc;
 
 use a2a_protocol_server::store::{
-    InMemoryStoreConfig, InMemoryTaskStore, PostgresTaskStore, Retention, SqlStoreOptions,
-    SqliteTaskStore, TaskStore,
+    ClaimOutcome, InMemoryStoreConfig, InMemoryTaskStore, KeyClaim, Loaded, PostgresTaskStore,
+    Retention, SqlStoreOptions, SqliteTaskStore, StoreError, TaskPage, TaskQuery, TaskStore,
+    TaskWrite, WriteOutcome,
 };
+use a2a_protocol_types::TaskId;
 use sqlx::Executor;
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 
@@ -209,4 +211,77 @@ pub async fn all_stores() -> Vec<StoreUnderTest> {
         });
     }
     stores
+}
+
+/// What a [`Hooked`] store is asked to do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StoreCall {
+    Load,
+    List,
+    Write,
+    /// Claim, release or find an idempotency key.
+    Key,
+}
+
+/// The in-memory store, each call first shown to a hook that may fail it: a test counts the
+/// calls it cares about, or takes the store down.
+pub struct Hooked {
+    pub inner: InMemoryTaskStore,
+    before: Box<dyn Fn(StoreCall) -> Result<(), StoreError> + Send + Sync>,
+}
+
+impl Hooked {
+    pub fn new(
+        before: impl Fn(StoreCall) -> Result<(), StoreError> + Send + Sync + 'static,
+    ) -> Self {
+        Self {
+            inner: InMemoryTaskStore::new(),
+            before: Box::new(before),
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl TaskStore for Hooked {
+    async fn load(
+        &self,
+        tenant: &str,
+        id: &TaskId,
+        known: Option<u64>,
+    ) -> Result<Loaded, StoreError> {
+        (self.before)(StoreCall::Load)?;
+        self.inner.load(tenant, id, known).await
+    }
+
+    async fn list(&self, tenant: &str, query: &TaskQuery) -> Result<TaskPage, StoreError> {
+        (self.before)(StoreCall::List)?;
+        self.inner.list(tenant, query).await
+    }
+
+    async fn write(&self, write: &TaskWrite<'_>) -> Result<WriteOutcome, StoreError> {
+        (self.before)(StoreCall::Write)?;
+        self.inner.write(write).await
+    }
+
+    fn supports_idempotency(&self) -> bool {
+        true
+    }
+
+    async fn claim_idempotency_key(&self, claim: &KeyClaim) -> Result<ClaimOutcome, StoreError> {
+        (self.before)(StoreCall::Key)?;
+        self.inner.claim_idempotency_key(claim).await
+    }
+
+    async fn release_idempotency_key(&self, claim: &KeyClaim) -> Result<(), StoreError> {
+        (self.before)(StoreCall::Key)?;
+        self.inner.release_idempotency_key(claim).await
+    }
+
+    async fn find_idempotency_key(
+        &self,
+        claim: &KeyClaim,
+    ) -> Result<Option<ClaimOutcome>, StoreError> {
+        (self.before)(StoreCall::Key)?;
+        self.inner.find_idempotency_key(claim).await
+    }
 }
