@@ -142,6 +142,12 @@ pub(crate) fn encode_push_config(
     serde_json::to_string(config).map_err(|e| corrupt("a push config does not serialize", e))
 }
 
+pub(crate) fn decode_push_config(
+    body: &str,
+) -> Result<a2a_protocol_types::push::TaskPushNotificationConfig, StoreError> {
+    serde_json::from_str(body).map_err(|e| StoreError::Corrupt(format!("push config: {e}")))
+}
+
 /// The rows `events` (each with its generation, oldest first) take in `a2a_task_events`: one
 /// row for the whole write, under the last event's generation, whose body is the JSON array of
 /// the events; a single event is a row of its own, as before. A row costs an index entry per

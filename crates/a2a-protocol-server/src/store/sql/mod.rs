@@ -1,7 +1,5 @@
-//! The SQL stores (SQLite and PostgreSQL): one schema, one set of statements, two drivers.
-//!
-//! Statements use `$n` placeholders, which both databases accept, and are generated for each
-//! driver by the macros of [`core`], [`coordinate`] and [`store`]. A task is a head row (the
+//! The SQL stores (SQLite and PostgreSQL): one schema, each database's statements in its own
+//! module ([`sqlite`] on rusqlite, [`postgres`] on sqlx). A task is a head row (the
 //! task without its history, its revision, generation and turn), one row per history message
 //! and one per recent event; every write is atomic (on PostgreSQL one statement, alone or as
 //! its rows of a group statement, or one transaction; on SQLite a part of a group commit undone
@@ -10,28 +8,22 @@
 //! its events together. The key's primary key makes racing claims, from any connection or
 //! process, resolve to exactly one winner.
 
-mod codec;
-mod coordinate;
-mod core;
+pub(crate) mod codec;
 #[cfg(feature = "postgres")]
 pub(crate) mod postgres;
 #[cfg(feature = "sqlite")]
 pub(crate) mod sqlite;
-mod store;
 
 pub(crate) use codec::{
-    EncodedTask, decode_event_at, decode_event_row, decode_head, decode_message, encode_events,
-    encode_head, encode_message, encode_push_config, event_rows,
+    EncodedTask, decode_event_at, decode_event_row, decode_head, decode_message,
+    decode_push_config, encode_events, encode_push_config, event_rows,
 };
-pub(crate) use coordinate::sql_coordination;
-pub(crate) use core::sql_core;
-pub(crate) use store::sql_store;
 
 use std::time::Duration;
 
 use a2a_protocol_types::{Task, Timestamp};
 
-use super::KeyScope;
+use super::{KeyScope, StoreError};
 
 /// Settings of the SQL stores: tenancy and connections.
 ///
@@ -130,6 +122,25 @@ impl SqlStoreOptions {
     }
 }
 
+/// Whether a store opened `tenant_aware` matches the mode its database recorded when first
+/// opened (`"true"` or `"false"`): a plain reader of a tenant-aware store would miss every
+/// tenant's tasks but the empty one's.
+pub(crate) fn opened_as_recorded(recorded: &str, tenant_aware: bool) -> Result<(), StoreError> {
+    match (recorded == "true", tenant_aware) {
+        (true, false) => Err(StoreError::ModeMismatch(
+            "this store partitions tasks by tenant: open it tenant-aware \
+             (a2a serve --tenant-aware, or SqlStoreOptions::with_tenant_aware)"
+                .to_owned(),
+        )),
+        (false, true) => Err(StoreError::ModeMismatch(
+            "this store keeps one namespace of tasks: open it without \
+             --tenant-aware (or with a plain store type)"
+                .to_owned(),
+        )),
+        _ => Ok(()),
+    }
+}
+
 /// The caller column: length-prefixed, `-` for none, so no two scopes collide.
 pub(crate) fn caller_column(scope: &KeyScope) -> String {
     match &scope.caller {
@@ -159,13 +170,6 @@ pub(crate) fn status_millis(task: &Task) -> i64 {
 
 pub(crate) fn millis(duration: Duration) -> i64 {
     i64::try_from(duration.as_millis()).unwrap_or(i64::MAX)
-}
-
-/// A bound value of a dynamically built statement.
-#[derive(Clone)]
-pub(crate) enum Bind {
-    Text(String),
-    Int(i64),
 }
 
 /// What a claim meets when another send holds its key: a replay of the same message, or a

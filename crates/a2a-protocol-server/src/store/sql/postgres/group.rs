@@ -21,9 +21,9 @@ use tokio::sync::oneshot;
 use super::classify;
 use super::create_and_update;
 use super::lane_connections::LaneConnections;
+use super::notices::CHANNEL;
 use super::one_statement::{Done, Kind, Row, alone};
 use crate::store::StoreError;
-use crate::store::sql::coordinate::CHANNEL;
 use crate::store::sql::now_millis;
 
 /// How many times a lane lets the runtime run other tasks, while fewer writes wait than its
@@ -646,6 +646,7 @@ mod tests {
     use a2a_protocol_types::{Message, Task, TaskState, TaskStatus};
     use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 
+    use crate::store::Coordination as _;
     use crate::store::{
         ClaimOutcome, KeyClaim, KeyScope, PostgresTaskStore, StoreError, TaskStore, TaskStoreExt,
         TaskWrite, WriteOutcome,
@@ -684,7 +685,7 @@ mod tests {
     /// The one number `sql` selects, read from the store's database.
     async fn count(store: &PostgresTaskStore, sql: &str) -> i64 {
         sqlx::query_scalar::<_, i64>(sql)
-            .fetch_one(&store.core.pool)
+            .fetch_one(&store.pool)
             .await
             .unwrap()
     }
@@ -709,11 +710,7 @@ mod tests {
 
     /// The store's group writer.
     fn group_of(store: &PostgresTaskStore) -> Arc<super::GroupWriter> {
-        store
-            .core
-            .group
-            .clone()
-            .expect("PostgreSQL writes in groups")
+        store.group.clone()
     }
 
     /// Creates tasks `ids` at revision 1.
@@ -732,7 +729,7 @@ mod tests {
         store: &PostgresTaskStore,
         ids: &[&str],
     ) -> sqlx::Transaction<'static, sqlx::Postgres> {
-        let mut locker = store.core.pool.begin().await.unwrap();
+        let mut locker = store.pool.begin().await.unwrap();
         sqlx::query("SELECT id FROM a2a_tasks WHERE id = ANY($1) FOR UPDATE")
             .bind(ids)
             .execute(&mut *locker)
@@ -891,8 +888,8 @@ mod tests {
             1
         );
         let dup_ref = crate::store::TaskRef::new("", &"dup".into());
-        assert_eq!(store.core.events_after(&dup_ref, 1).await.unwrap().len(), 2);
-        assert_eq!(store.core.events_after(&dup_ref, 2).await.unwrap().len(), 1);
+        assert_eq!(store.events_after(&dup_ref, 1).await.unwrap().len(), 2);
+        assert_eq!(store.events_after(&dup_ref, 2).await.unwrap().len(), 1);
         let dup = store.get("", &"dup".into()).await.unwrap().unwrap();
         assert_eq!(dup.status.state, TaskState::Completed);
         assert_eq!(dup.history.len(), 2);
@@ -1061,7 +1058,7 @@ mod tests {
         // Six of the pool's connections open and idle.
         let mut open = Vec::new();
         for _ in 0..6 {
-            open.push(store.core.pool.acquire().await.unwrap());
+            open.push(store.pool.acquire().await.unwrap());
         }
         drop(open);
         let ids: Vec<String> = (0..12).map(|i| format!("s{i}")).collect();

@@ -1,24 +1,234 @@
-//! PostgreSQL stores: several server processes behind a load balancer may share one database;
-//! the claim stays atomic across them.
+//! PostgreSQL stores, on sqlx: several server processes behind a load balancer may share one
+//! database; the claim stays atomic across them. Task writes go through the group writer
+//! ([`group`]): a write alone is a group of one, a statement of the shape of
+//! [`one_statement`]; a follow-up that takes a key runs as a transaction ([`tasks`]).
 
-use std::sync::{Arc, Weak};
+use std::sync::Arc;
 use std::time::Duration;
 
 use sqlx::Connection as _;
-use sqlx::postgres::{PgConnectOptions, PgConnection, PgListener, PgPool, PgPoolOptions};
-use tokio::sync::broadcast;
+use sqlx::Row as _;
+use sqlx::postgres::{PgConnectOptions, PgConnection, PgPool, PgPoolOptions};
 
-use super::coordinate::{CHANNEL, NoticeHub, decode_notice};
-
+mod coordinate;
 mod create_and_update;
 mod group;
 mod lane_connections;
+mod notices;
 mod one_statement;
 #[cfg(test)]
 mod plan_tests;
+mod push;
+mod retention;
+mod tasks;
 
-use super::{SqlStoreOptions, sql_store};
-use crate::store::{Notice, StoreError};
+use super::SqlStoreOptions;
+use crate::store::StoreError;
+use notices::NoticeHub;
+
+static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/postgres");
+
+/// Tasks and idempotency keys in PostgreSQL. Tasks share one namespace whatever the request's
+/// tenant unless the store is opened tenant-aware ([`SqlStoreOptions::with_tenant_aware`]);
+/// keys are scoped by tenant and caller. Nothing is deleted until
+/// [`Retention::purge_expired`](crate::store::Retention::purge_expired) runs. Several server
+/// processes may share one database; the claim stays atomic across them.
+///
+/// A pool of your own ([`PostgresTaskStore::from_pool`]) should set on its connections what
+/// `open` does: `lock_timeout` (the busy timeout) and `enable_seqscan=off`, so that plans
+/// PostgreSQL keeps from while the tables were empty still find rows by index (see
+/// `docs/stores.md`).
+///
+/// ```no_run
+/// use a2a_protocol_server::store::{PostgresTaskStore, TaskStore};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let store = PostgresTaskStore::open("postgres://a2a@db.internal/agents").await?;
+/// assert!(store.supports_idempotency());
+/// # Ok(())
+/// # }
+/// ```
+pub struct PostgresTaskStore {
+    pool: PgPool,
+    tenant_aware: bool,
+    /// Where task writes are committed, in groups.
+    group: Arc<group::GroupWriter>,
+    /// Notices pushed by the database, once someone listens.
+    notices: Arc<NoticeHub>,
+}
+
+impl std::fmt::Debug for PostgresTaskStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PostgresTaskStore")
+            .field("tenant_aware", &self.tenant_aware)
+            .finish_non_exhaustive()
+    }
+}
+
+impl PostgresTaskStore {
+    /// Opens the database at `url` (such as `postgres://user@host/db`) and applies
+    /// migrations.
+    ///
+    /// ```no_run
+    /// use a2a_protocol_server::store::PostgresTaskStore;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let store = PostgresTaskStore::open("postgres://a2a@db.internal/agents").await?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn open(url: &str) -> Result<Self, StoreError> {
+        Self::open_with(url, &SqlStoreOptions::default()).await
+    }
+
+    /// Like [`Self::open`], with settings: tenancy and connections.
+    ///
+    /// ```no_run
+    /// use a2a_protocol_server::store::{PostgresTaskStore, SqlStoreOptions};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let options = SqlStoreOptions::default()
+    ///     .with_tenant_aware(true) // each tenant's tasks apart
+    ///     .with_max_connections(16);
+    /// let store = PostgresTaskStore::open_with("postgres://a2a@db.internal/agents", &options).await?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn open_with(url: &str, options: &SqlStoreOptions) -> Result<Self, StoreError> {
+        Self::new(connect(url, options).await?, options.tenant_aware).await
+    }
+
+    /// Uses an existing pool and applies migrations.
+    ///
+    /// ```no_run
+    /// use a2a_protocol_server::store::PostgresTaskStore;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let first = PostgresTaskStore::open("postgres://a2a@db.internal/agents").await?;
+    /// let shared = PostgresTaskStore::from_pool(first.pool().clone()).await?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn from_pool(pool: PgPool) -> Result<Self, StoreError> {
+        Self::from_pool_with(pool, &SqlStoreOptions::default()).await
+    }
+
+    /// Like [`Self::from_pool`], with settings (those of connections are the pool's own,
+    /// and not read).
+    ///
+    /// ```no_run
+    /// use a2a_protocol_server::store::{PostgresTaskStore, SqlStoreOptions};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let tenanted = SqlStoreOptions::default().with_tenant_aware(true);
+    /// let first = PostgresTaskStore::open_with("postgres://a2a@db.internal/agents", &tenanted).await?;
+    /// let shared = PostgresTaskStore::from_pool_with(first.pool().clone(), &tenanted).await?;
+    /// assert!(shared.is_tenant_aware());
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn from_pool_with(
+        pool: PgPool,
+        options: &SqlStoreOptions,
+    ) -> Result<Self, StoreError> {
+        Self::new(pool, options.tenant_aware).await
+    }
+
+    /// Whether each tenant's tasks are kept apart ([`SqlStoreOptions::tenant_aware`]).
+    pub fn is_tenant_aware(&self) -> bool {
+        self.tenant_aware
+    }
+
+    /// The pool.
+    ///
+    /// ```no_run
+    /// use a2a_protocol_server::store::PostgresTaskStore;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let store = PostgresTaskStore::open("postgres://a2a@db.internal/agents").await?;
+    /// assert!(!store.pool().is_closed());
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn pool(&self) -> &PgPool {
+        &self.pool
+    }
+}
+
+impl PostgresTaskStore {
+    /// The store over `pool`, migrated and checked to be opened as it was first opened.
+    async fn new(pool: PgPool, tenant_aware: bool) -> Result<Self, StoreError> {
+        MIGRATOR
+            .run(&pool)
+            .await
+            .map_err(|e| StoreError::Backend(Box::new(e)))?;
+        let store = Self {
+            group: group::GroupWriter::new(pool.clone(), lanes(&pool)),
+            pool,
+            tenant_aware,
+            notices: Arc::default(),
+        };
+        store.check_mode().await?;
+        Ok(store)
+    }
+
+    /// Records whether the store partitions tasks by tenant the first time it is
+    /// opened, and refuses to open it the other way later: a plain reader of a
+    /// tenant-aware store would miss every tenant's tasks but the empty one's.
+    async fn check_mode(&self) -> Result<(), StoreError> {
+        let wanted = if self.tenant_aware { "true" } else { "false" };
+        let read = || async {
+            sqlx::query("SELECT value FROM a2a_store_settings WHERE name = 'tenant_aware'")
+                .fetch_optional(&self.pool)
+                .await
+                .map_err(classify)?
+                .map(|row| row.try_get::<String, _>(0).map_err(classify))
+                .transpose()
+        };
+        let recorded = match read().await? {
+            Some(recorded) => recorded,
+            None => {
+                // A store from before modes were recorded: tasks under a tenant
+                // name mean it was served tenant-aware.
+                let tenanted = sqlx::query("SELECT 1 FROM a2a_tasks WHERE tenant <> '' LIMIT 1")
+                    .fetch_optional(&self.pool)
+                    .await
+                    .map_err(classify)?
+                    .is_some();
+                let mode = if tenanted { "true" } else { wanted };
+                sqlx::query(
+                    "INSERT INTO a2a_store_settings (name, value) VALUES ('tenant_aware', $1) \
+                     ON CONFLICT (name) DO NOTHING",
+                )
+                .bind(mode)
+                .execute(&self.pool)
+                .await
+                .map_err(classify)?;
+                read().await?.unwrap_or_else(|| mode.to_owned())
+            }
+        };
+        super::opened_as_recorded(&recorded, self.tenant_aware)
+    }
+
+    pub(crate) fn task_tenant<'a>(&self, tenant: &'a str) -> &'a str {
+        if self.tenant_aware { tenant } else { "" }
+    }
+}
+
+/// The group writer's lanes: an eighth of the pool's connections (one for the default pool
+/// of eight). Fewer lanes make bigger groups, which is where the database saves, and one
+/// lane's statements never wait for each other's commits; more let more statements run at
+/// once on a database with more cores and disks. The other connections stay for reads and
+/// transactions.
+fn lanes(pool: &PgPool) -> usize {
+    usize::try_from(pool.options().get_max_connections()).unwrap_or(1) / 8
+}
 
 /// Maps a PostgreSQL error: serialization failures, deadlocks, lock timeouts, connection
 /// limits and lost connections (and pool or I/O trouble) are "try again".
@@ -38,113 +248,6 @@ fn classify(error: sqlx::Error) -> StoreError {
     } else {
         StoreError::Backend(Box::new(error))
     }
-}
-
-/// Sends a notice when the transaction commits, to every process listening on the channel of
-/// the store's schema.
-async fn announce(
-    tx: &mut sqlx::Transaction<'_, sqlx::Postgres>,
-    payload: &str,
-) -> Result<(), sqlx::Error> {
-    sqlx::query("SELECT pg_notify($1 || current_schema(), $2)")
-        .bind(CHANNEL)
-        .bind(payload)
-        .execute(&mut **tx)
-        .await
-        .map(|_| ())
-}
-
-/// Notices from other processes; the first subscriber starts the listening connection.
-fn notices(core: &statements::SqlCore) -> Option<broadcast::Receiver<Notice>> {
-    let (receiver, first) = core.notices.subscribe();
-    if first {
-        let pool = core.pool.clone();
-        let hub = Arc::downgrade(&core.notices);
-        tokio::spawn(listen(pool, hub));
-    }
-    Some(receiver)
-}
-
-/// Followers look at the store this often even with notices, in case one was lost (a
-/// listening connection that broke and came back misses what was sent meanwhile).
-const POLL_INTERVAL: Duration = Duration::from_secs(1);
-
-/// Listens on the channel of the store's schema for as long as the store lives, reconnecting
-/// after a failure.
-async fn listen(pool: PgPool, hub: Weak<NoticeHub>) {
-    loop {
-        let listener = async {
-            let mut listener = PgListener::connect_with(&pool).await?;
-            let schema: String = sqlx::query_scalar("SELECT current_schema()")
-                .fetch_one(&mut listener)
-                .await?;
-            listener.listen(&format!("{CHANNEL}{schema}")).await?;
-            Ok::<_, sqlx::Error>(listener)
-        };
-        let mut listener = match listener.await {
-            Ok(listener) => listener,
-            Err(error) => {
-                tracing::warn!(%error, "cannot listen for store notices; retrying in 1 s");
-                tokio::time::sleep(Duration::from_secs(1)).await;
-                if hub.strong_count() == 0 {
-                    return;
-                }
-                continue;
-            }
-        };
-        loop {
-            // Checked between notices, so a dropped store's listener ends within a second.
-            match tokio::time::timeout(Duration::from_secs(1), listener.try_recv()).await {
-                Err(_) => {}
-                Ok(Ok(Some(notification))) => {
-                    if let (Some(hub), Some(notice)) =
-                        (hub.upgrade(), decode_notice(notification.payload()))
-                    {
-                        hub.publish(notice);
-                    }
-                }
-                Ok(Ok(None)) => {} // The connection was lost and will be re-established.
-                Ok(Err(error)) => {
-                    tracing::warn!(%error, "listening for store notices failed");
-                    break;
-                }
-            }
-            if hub.strong_count() == 0 {
-                return;
-            }
-        }
-    }
-}
-
-/// The store's group writer (see [`group`]), with an eighth of the pool's connections as
-/// lanes (one for the default pool of eight): fewer lanes make bigger groups, which is where
-/// the database saves, and one lane's statements never wait for each other's commits; more
-/// let more statements run at once on a database with more cores and disks. The other
-/// connections stay for reads and transactions.
-async fn open_group(
-    core: &statements::SqlCore,
-) -> Result<Option<Arc<group::GroupWriter>>, StoreError> {
-    let connections = usize::try_from(core.pool.options().get_max_connections()).unwrap_or(1);
-    Ok(Some(group::GroupWriter::new(
-        core.pool.clone(),
-        connections / 8,
-    )))
-}
-
-mod statements {
-    crate::store::sql::sql_core!(
-        sqlx::Postgres,
-        sqlx::PgPool,
-        super::classify,
-        migrations: "./migrations/postgres",
-        one_writer: false,
-        pushes: true,
-        announce: super::announce,
-        one_statement: super::one_statement::write,
-        group: Option<std::sync::Arc<super::group::GroupWriter>>,
-        open_group: super::open_group
-    );
-    crate::store::sql::sql_coordination!(sqlx::Postgres, super::classify, announce: super::announce);
 }
 
 /// A pooled connection idle at least this long is pinged before it is used (see `connect`).
@@ -206,24 +309,6 @@ async fn connect(url: &str, options: &SqlStoreOptions) -> Result<PgPool, StoreEr
         .await
         .map_err(classify)
 }
-
-sql_store!(
-    /// Tasks and idempotency keys in PostgreSQL. Tasks share one namespace whatever the
-    /// request's tenant unless the store is opened tenant-aware
-    /// ([`SqlStoreOptions::with_tenant_aware`](crate::store::SqlStoreOptions::with_tenant_aware));
-    /// keys are scoped by tenant and caller. Nothing is deleted until
-    /// [`Retention::purge_expired`](crate::store::Retention::purge_expired) runs. Several
-    /// server processes may share one database; the claim stays atomic across them.
-    ///
-    /// A pool of your own (`from_pool`) should set on its connections what `open` does:
-    /// `lock_timeout` (the busy timeout) and `enable_seqscan=off`, so that plans PostgreSQL
-    /// keeps from while the tables were empty still find rows by index (see `docs/stores.md`).
-    PostgresTaskStore,
-    pool: PgPool,
-    url: "postgres://user@host/db",
-    doctest: "no_run",
-    setup: "let url = \"postgres://a2a@db.internal/agents\";"
-);
 
 /// For tests: the test database's URL, a pool on it and a new schema named from `prefix`, or
 /// `None` when `A2A_TEST_POSTGRES_URL=skip`.

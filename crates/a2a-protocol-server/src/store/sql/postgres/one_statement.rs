@@ -13,13 +13,14 @@
 
 use sqlx::Row as _;
 
-use super::statements::{SqlCore, held_key};
-use super::{CHANNEL, classify};
-use crate::store::sql::coordinate::encode_notice;
+use super::PostgresTaskStore;
+use super::notices::CHANNEL;
+use super::notices::encode_notice;
+use super::tasks::held_key;
 use crate::store::sql::{
     EncodedTask, caller_column, encode_events, encode_push_config, event_rows, now_millis,
 };
-use crate::store::{StoreError, TaskWrite, WriteOutcome};
+use crate::store::{StoreError, TaskStore as _, TaskWrite, WriteOutcome};
 
 pub(super) const CREATE: &str = "\
 WITH claim AS (
@@ -123,7 +124,7 @@ pub(super) enum Done {
 
 impl Row {
     /// `write` ready to bind; `None` for a follow-up that takes a key (a transaction's work).
-    fn new(core: &SqlCore, write: &TaskWrite<'_>) -> Result<Option<Self>, StoreError> {
+    fn new(core: &PostgresTaskStore, write: &TaskWrite<'_>) -> Result<Option<Self>, StoreError> {
         if write.expected.is_some() && write.claim.is_some() {
             return Ok(None);
         }
@@ -169,16 +170,13 @@ impl Row {
 /// Writes `write` in one statement, alone or with others waiting at the same moment (see
 /// `super::group`); `None` for a follow-up that takes a key (a transaction's work).
 pub(super) async fn write(
-    core: &SqlCore,
+    core: &PostgresTaskStore,
     write: &TaskWrite<'_>,
 ) -> Result<Option<WriteOutcome>, StoreError> {
     let Some(row) = Row::new(core, write)? else {
         return Ok(None);
     };
-    let done = match &core.group {
-        Some(group) => group.write(row).await?,
-        None => alone(&core.pool, &row).await.map_err(classify)?,
-    };
+    let done = core.group.write(row).await?;
     Ok(Some(match done {
         Done::Created { created: true, .. } | Done::Updated { written: true } => {
             WriteOutcome::Written
@@ -197,7 +195,7 @@ pub(super) async fn write(
             },
             Some(claim) => {
                 // The key was taken but a task with this id exists: give the key back.
-                core.release(claim).await?;
+                core.release_idempotency_key(claim).await?;
                 WriteOutcome::Stale
             }
         },

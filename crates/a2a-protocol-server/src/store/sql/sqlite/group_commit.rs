@@ -9,7 +9,6 @@
 //! the others still commit. An idle server pays nothing: the thread starts on the first write
 //! it sees and takes along only what is already queued.
 
-use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::mpsc;
@@ -18,6 +17,7 @@ use std::time::Duration;
 use rusqlite::{Connection, OptionalExtension as _, params};
 use tokio::sync::oneshot;
 
+use super::classify;
 use crate::store::sql::{
     EncodedTask, caller_column, encode_events, encode_push_config, event_rows, holder_outcome,
     now_millis,
@@ -52,10 +52,21 @@ impl std::fmt::Debug for GroupWriter {
     }
 }
 
+/// Work on the writer's connection that is not a task write (a key released, a push config,
+/// a heartbeat, a purge batch): it runs alone, between groups, and answers for itself.
+type Exclusive = Box<dyn FnOnce(&mut Connection) + Send>;
+
 struct Job {
-    write: OwnedWrite,
     state: Arc<AtomicU8>,
-    reply: oneshot::Sender<Result<WriteOutcome, StoreError>>,
+    work: Work,
+}
+
+enum Work {
+    Task {
+        write: Box<OwnedWrite>,
+        reply: oneshot::Sender<Result<WriteOutcome, StoreError>>,
+    },
+    Exclusive(Exclusive),
 }
 
 /// A task write with everything encoded and owned, ready for the writer thread.
@@ -92,30 +103,19 @@ impl OwnedWrite {
 }
 
 impl GroupWriter {
-    /// Opens a connection of its own to the database file at `path` and starts the writer
-    /// thread. `turn` is the store's write turn, taken for each transaction, so the store's
-    /// other writes (through its pool) never meet this one inside SQLite's busy handler.
+    /// Starts the writer thread on `connection`, which it then owns: every write of this
+    /// process goes through it, so two of them never meet in SQLite's busy handler (other
+    /// processes sharing the file still may).
     pub(crate) fn start(
-        path: &Path,
+        connection: Connection,
         busy_timeout: Duration,
-        turn: Option<Arc<tokio::sync::Mutex<()>>>,
     ) -> Result<Self, StoreError> {
-        let connection = Connection::open(path).map_err(classify)?;
-        connection.busy_timeout(busy_timeout).map_err(classify)?;
-        // WAL is a property of the file (the pool set it); FULL makes every commit an fsync
-        // of the log, so an answered write survives a power loss.
-        connection
-            .execute_batch("PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;")
-            .map_err(classify)?;
-        connection
-            .pragma_update(None, "wal_autocheckpoint", super::CHECKPOINT_PAGES)
-            .map_err(classify)?;
         let (queue, jobs) = mpsc::channel();
         let commits = Arc::new(std::sync::atomic::AtomicUsize::new(0));
         let counted = commits.clone();
         std::thread::Builder::new()
             .name("a2a-sqlite-writer".to_owned())
-            .spawn(move || run(connection, jobs, turn, &counted))
+            .spawn(move || run(connection, jobs, &counted))
             .map_err(|e| StoreError::Backend(Box::new(e)))?;
         #[cfg(not(test))]
         let _ = commits;
@@ -137,15 +137,38 @@ impl GroupWriter {
         tenant: &str,
         write: &TaskWrite<'_>,
     ) -> Result<WriteOutcome, StoreError> {
+        let (reply, answer) = oneshot::channel();
+        let write = Box::new(OwnedWrite::encode(tenant, write)?);
+        self.queue_and_wait(Work::Task { write, reply }, answer)
+            .await
+    }
+
+    /// Runs `work` on the writer's connection, alone, and returns what it returns. Queued as
+    /// a task write is: withdrawn and answered "busy" if it waits past the busy timeout.
+    pub(crate) async fn exclusive<T: Send + 'static>(
+        &self,
+        work: impl FnOnce(&mut Connection) -> Result<T, StoreError> + Send + 'static,
+    ) -> Result<T, StoreError> {
+        let (reply, answer) = oneshot::channel();
+        let work = Work::Exclusive(Box::new(move |connection| {
+            // A caller that went away learns nothing.
+            let _ = reply.send(work(connection));
+        }));
+        self.queue_and_wait(work, answer).await
+    }
+
+    async fn queue_and_wait<T>(
+        &self,
+        work: Work,
+        mut answer: oneshot::Receiver<Result<T, StoreError>>,
+    ) -> Result<T, StoreError> {
         let state = Arc::new(AtomicU8::new(PENDING));
-        let (reply, mut answer) = oneshot::channel();
-        let job = Job {
-            write: OwnedWrite::encode(tenant, write)?,
-            state: state.clone(),
-            reply,
-        };
         #[cfg(test)]
         self.submitted.fetch_add(1, Ordering::Relaxed);
+        let job = Job {
+            state: state.clone(),
+            work,
+        };
         self.queue.send(job).map_err(|_| gone())?;
         match tokio::time::timeout(self.busy_timeout, &mut answer).await {
             Ok(answered) => answered.map_err(|_| gone())?,
@@ -171,55 +194,86 @@ impl GroupWriter {
     fn queued(&self) -> usize {
         self.submitted.load(Ordering::Relaxed)
     }
+
+    /// Occupies the writer until the returned sender is dropped or sent to, so tests can
+    /// queue writes behind it. Returns once the writer has started on it.
+    pub(crate) async fn hold(&self) -> std::sync::mpsc::Sender<()> {
+        let (release, released) = std::sync::mpsc::channel::<()>();
+        let (started, running) = oneshot::channel();
+        let (reply, _answer) = oneshot::channel::<Result<(), StoreError>>();
+        let work = Work::Exclusive(Box::new(move |_| {
+            let _ = started.send(());
+            let _ = released.recv();
+            let _ = reply.send(Ok(()));
+        }));
+        let job = Job {
+            state: Arc::new(AtomicU8::new(PENDING)),
+            work,
+        };
+        self.queue.send(job).expect("the writer runs");
+        running.await.expect("the writer started on the hold");
+        release
+    }
 }
 
 fn gone() -> StoreError {
     StoreError::Backend("the SQLite writer thread stopped; restart the server".into())
 }
 
-/// Maps a SQLite error: BUSY and LOCKED are "try again".
-fn classify(error: rusqlite::Error) -> StoreError {
-    match error.sqlite_error_code() {
-        Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked) => {
-            StoreError::Busy(error.to_string())
-        }
-        _ => StoreError::Backend(Box::new(error)),
-    }
-}
-
-/// The writer thread: takes what is queued, writes it in one transaction, answers each.
+/// The writer thread: takes what is queued, writes the task writes among it in one
+/// transaction, runs the rest alone in order, and answers each.
 fn run(
-    connection: Connection,
+    mut connection: Connection,
     jobs: mpsc::Receiver<Job>,
-    turn: Option<Arc<tokio::sync::Mutex<()>>>,
     commits: &std::sync::atomic::AtomicUsize,
 ) {
     while let Ok(first) = jobs.recv() {
-        // The turn first, then what queued meanwhile: writes that waited for the turn all
-        // go in together.
-        let _turn = turn.as_ref().map(|turn| turn.blocking_lock());
-        let mut batch = vec![first];
-        while batch.len() < MAX_BATCH {
+        let mut taken = vec![first];
+        while taken.len() < MAX_BATCH {
             match jobs.try_recv() {
-                Ok(job) => batch.push(job),
+                Ok(job) => taken.push(job),
                 Err(_) => break,
             }
         }
-        // A write its caller withdrew is neither written nor answered.
-        batch.retain(|job| {
+        // A job its caller withdrew is neither run nor answered.
+        taken.retain(|job| {
             job.state
                 .compare_exchange(PENDING, TAKEN, Ordering::AcqRel, Ordering::Acquire)
                 .is_ok()
         });
-        if batch.is_empty() {
-            continue;
+        let mut group = Vec::new();
+        for job in taken {
+            match job.work {
+                Work::Task { write, reply } => group.push((*write, reply)),
+                Work::Exclusive(work) => {
+                    commit_group(&connection, std::mem::take(&mut group), commits);
+                    work(&mut connection);
+                }
+            }
         }
-        let outcomes = write_batch(&connection, &batch);
-        commits.fetch_add(1, Ordering::Relaxed);
-        for (job, outcome) in batch.into_iter().zip(outcomes) {
-            // A caller that went away learns nothing; its write stands or not as answered.
-            let _ = job.reply.send(outcome);
-        }
+        commit_group(&connection, group, commits);
+    }
+}
+
+type Queued = (
+    OwnedWrite,
+    oneshot::Sender<Result<WriteOutcome, StoreError>>,
+);
+
+fn commit_group(
+    connection: &Connection,
+    group: Vec<Queued>,
+    commits: &std::sync::atomic::AtomicUsize,
+) {
+    if group.is_empty() {
+        return;
+    }
+    let (writes, replies): (Vec<OwnedWrite>, Vec<_>) = group.into_iter().unzip();
+    let outcomes = write_batch(connection, &writes);
+    commits.fetch_add(1, Ordering::Relaxed);
+    for (reply, outcome) in replies.into_iter().zip(outcomes) {
+        // A caller that went away learns nothing; its write stands or not as answered.
+        let _ = reply.send(outcome);
     }
 }
 
@@ -227,7 +281,10 @@ fn run(
 /// key when its task write finds a newer revision, so the common batch needs no savepoints
 /// (which would copy every page they touch); a write that fails outright rolls the batch back,
 /// and it runs again with a savepoint per write, so the failure is that write's alone.
-fn write_batch(connection: &Connection, batch: &[Job]) -> Vec<Result<WriteOutcome, StoreError>> {
+fn write_batch(
+    connection: &Connection,
+    batch: &[OwnedWrite],
+) -> Vec<Result<WriteOutcome, StoreError>> {
     match try_batch(connection, batch, false) {
         Ok(outcomes) => outcomes,
         Err(Failed::One) => match try_batch(connection, batch, true) {
@@ -250,16 +307,16 @@ enum Failed {
 /// One try at `batch`: with a savepoint per write (`careful`), or none.
 fn try_batch(
     connection: &Connection,
-    batch: &[Job],
+    batch: &[OwnedWrite],
     careful: bool,
 ) -> Result<Vec<Result<WriteOutcome, StoreError>>, Failed> {
     run_cached(connection, "BEGIN IMMEDIATE").map_err(|e| Failed::All(classify(e)))?;
     let mut outcomes = Vec::with_capacity(batch.len());
     for job in batch {
         let outcome = if careful {
-            write_one(connection, &job.write)
+            write_one(connection, job)
         } else {
-            apply(connection, &job.write)
+            apply(connection, job)
         };
         if let Err(error) = &outcome {
             if connection.is_autocommit() {
@@ -288,7 +345,7 @@ fn rollback(connection: &Connection) {
 }
 
 /// The same error for every write of a batch that failed as a whole.
-fn failed_all(batch: &[Job], error: &StoreError) -> Vec<Result<WriteOutcome, StoreError>> {
+fn failed_all(batch: &[OwnedWrite], error: &StoreError) -> Vec<Result<WriteOutcome, StoreError>> {
     batch.iter().map(|_| Err(copy_error(error))).collect()
 }
 
@@ -460,7 +517,7 @@ fn apply(connection: &Connection, write: &OwnedWrite) -> Result<WriteOutcome, St
 }
 
 /// What taking a key found.
-enum Claimed {
+pub(super) enum Claimed {
     /// This write took it; its row carries this token.
     Ours(String),
     /// Another send holds it.
@@ -469,7 +526,7 @@ enum Claimed {
 
 /// Takes the key, or says who holds it. The row carries a token only this claim knows, so
 /// the row returned is this claim's exactly when the token is.
-fn claim_key(connection: &Connection, claim: &KeyClaim) -> Result<Claimed, StoreError> {
+pub(super) fn claim_key(connection: &Connection, claim: &KeyClaim) -> Result<Claimed, StoreError> {
     let token = uuid::Uuid::new_v4().to_string();
     let holder = connection
         .prepare_cached(
@@ -584,7 +641,7 @@ mod tests {
         );
     }
 
-    /// Writes that queue while the turn is held share one transaction, and each gets its own
+    /// Writes that queue while the writer is held share one transaction, and each gets its own
     /// outcome: a key taken twice in the batch is held for the second, a stale revision is
     /// stale, and only what was answered "written" is in the file.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -592,18 +649,13 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let url = format!("sqlite://{}", dir.path().join("tasks.db").display());
         let store = Arc::new(SqliteTaskStore::open(&url).await.unwrap());
-        let group = store
-            .core
-            .group
-            .as_ref()
-            .expect("a file database has a group writer");
-        let turn = store.core.writer.clone().unwrap();
+        let group = store.database.writer();
         let dup = task("dup");
         store.write(&TaskWrite::create("", &dup)).await.unwrap();
         let before = group.commits.load(std::sync::atomic::Ordering::Relaxed);
         let queued_before = group.queued();
 
-        let held = turn.lock().await;
+        let held = group.hold().await;
         let mut writes = Vec::new();
         for i in 0..40 {
             let store = store.clone();
@@ -631,8 +683,8 @@ mod tests {
                     .await
             })
         };
-        // Everything queued behind the held turn before it is let go.
-        while store.core.group.as_ref().unwrap().queued() < queued_before + 42 {
+        // Everything queued behind the hold before it is let go.
+        while group.queued() < queued_before + 42 {
             tokio::task::yield_now().await;
         }
         drop(held);
@@ -653,7 +705,7 @@ mod tests {
         println!("42 writes in {commits} commits");
         assert_eq!(
             commits, 1,
-            "42 writes queued behind the turn share one commit"
+            "42 writes queued behind the hold share one commit"
         );
         // The stale create gave its key back: another message takes it now.
         let again = claim("k-dup", "m-again", "after-dup");
@@ -696,11 +748,10 @@ mod tests {
                 .unwrap(),
             WriteOutcome::Written
         );
-        let turn = store.core.writer.clone().unwrap();
-        let group = store.core.group.as_ref().unwrap();
+        let group = store.database.writer();
         let queued_before = group.queued();
 
-        let held = turn.lock().await;
+        let held = group.hold().await;
         let broken = {
             let store = store.clone();
             tokio::spawn(async move {
@@ -732,7 +783,7 @@ mod tests {
                     .await
             }));
         }
-        while store.core.group.as_ref().unwrap().queued() < queued_before + 7 {
+        while group.queued() < queued_before + 7 {
             tokio::task::yield_now().await;
         }
         drop(held);
@@ -789,14 +840,21 @@ mod tests {
         let events = [event.clone(), event.clone(), event];
         let write = TaskWrite::update("", &next, 1).with_events(&events);
         assert_eq!(store.write(&write).await.unwrap(), WriteOutcome::Written);
-        let (rows, generation, outbox): (i64, i64, i64) = sqlx::query_as(
-            "SELECT (SELECT count(*) FROM a2a_task_events), \
-                    (SELECT max(generation) FROM a2a_task_events), \
-                    (SELECT count(*) FROM a2a_push_outbox)",
-        )
-        .fetch_one(&store.core.pool)
-        .await
-        .unwrap();
+        let (rows, generation, outbox): (i64, i64, i64) = store
+            .database
+            .read(|connection| {
+                Ok(connection
+                    .query_row(
+                        "SELECT (SELECT count(*) FROM a2a_task_events), \
+                                (SELECT max(generation) FROM a2a_task_events), \
+                                (SELECT count(*) FROM a2a_push_outbox)",
+                        [],
+                        |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)),
+                    )
+                    .unwrap())
+            })
+            .await
+            .unwrap();
         assert_eq!((rows, generation, outbox), (1, 4, 0));
     }
 }

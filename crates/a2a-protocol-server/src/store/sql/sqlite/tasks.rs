@@ -1,0 +1,287 @@
+//! Tasks read, listed and written, and the idempotency key index.
+
+use a2a_protocol_types::{Message, Task, TaskId};
+use rusqlite::types::Value;
+use rusqlite::{Connection, OptionalExtension as _, params, params_from_iter};
+
+use super::{SqliteTaskStore, classify, int};
+use crate::store::sql::{
+    LISTED, caller_column, decode_head, decode_message, holder_outcome, now_millis, status_millis,
+};
+use crate::store::{
+    Capabilities, ClaimOutcome, KeyClaim, Loaded, PageCursor, StoreError, StoredTask, TaskPage,
+    TaskQuery, TaskStore, TaskWrite, WriteOutcome,
+};
+
+#[async_trait::async_trait]
+impl TaskStore for SqliteTaskStore {
+    /// The head, then the history, unless the head is still at revision `known`: a message
+    /// written between the two reads makes the history one ahead of the revision, so a write
+    /// over that revision fails and its writer reads again; it never writes over history it
+    /// has not seen.
+    async fn load(
+        &self,
+        tenant: &str,
+        id: &TaskId,
+        known: Option<u64>,
+    ) -> Result<Loaded, StoreError> {
+        let tenant = self.task_tenant(tenant);
+        let id = id.to_string();
+        self.database
+            .read(move |connection| {
+                let Some(mut stored) = head(connection, &tenant, &id)? else {
+                    return Ok(Loaded::Missing);
+                };
+                if Some(stored.revision) == known {
+                    return Ok(Loaded::Unchanged(stored));
+                }
+                stored.task.history = history(connection, &tenant, &id)?;
+                Ok(Loaded::Changed(stored))
+            })
+            .await
+    }
+
+    async fn list(&self, tenant: &str, query: &TaskQuery) -> Result<TaskPage, StoreError> {
+        let tenant = self.task_tenant(tenant);
+        let query = query.clone();
+        self.database
+            .read(move |connection| list(connection, &tenant, &query))
+            .await
+    }
+
+    async fn write(&self, write: &TaskWrite<'_>) -> Result<WriteOutcome, StoreError> {
+        self.database
+            .write_task(&self.task_tenant(write.tenant), write)
+            .await
+    }
+
+    fn supports_idempotency(&self) -> bool {
+        true
+    }
+
+    async fn claim_idempotency_key(&self, claim: &KeyClaim) -> Result<ClaimOutcome, StoreError> {
+        // Retries are the common case for a held key: answer them with a read.
+        if let Some(held) = self.find_idempotency_key(claim).await? {
+            return Ok(held);
+        }
+        let claim = claim.clone();
+        self.database
+            .write(move |tx| {
+                Ok(match super::group_commit::claim_key(tx, &claim)? {
+                    super::group_commit::Claimed::Ours(_) => ClaimOutcome::Claimed,
+                    super::group_commit::Claimed::Held(held) => held,
+                })
+            })
+            .await
+    }
+
+    async fn release_idempotency_key(&self, claim: &KeyClaim) -> Result<(), StoreError> {
+        let claim = claim.clone();
+        self.database
+            .write(move |tx| {
+                tx.prepare_cached(
+                    "DELETE FROM a2a_idempotency_keys \
+                     WHERE tenant = ?1 AND caller = ?2 AND idempotency_key = ?3 AND task_id = ?4",
+                )
+                .and_then(|mut statement| {
+                    statement.execute(params![
+                        claim.scope.tenant,
+                        caller_column(&claim.scope),
+                        claim.key.as_str(),
+                        claim.task_id.as_str()
+                    ])
+                })
+                .map_err(classify)?;
+                Ok(())
+            })
+            .await
+    }
+
+    async fn find_idempotency_key(
+        &self,
+        claim: &KeyClaim,
+    ) -> Result<Option<ClaimOutcome>, StoreError> {
+        let claim = claim.clone();
+        self.database
+            .read(move |connection| {
+                let held = connection
+                    .prepare_cached(
+                        "SELECT message_id, task_id FROM a2a_idempotency_keys \
+                         WHERE tenant = ?1 AND caller = ?2 AND idempotency_key = ?3",
+                    )
+                    .and_then(|mut statement| {
+                        statement
+                            .query_row(
+                                params![
+                                    claim.scope.tenant,
+                                    caller_column(&claim.scope),
+                                    claim.key.as_str()
+                                ],
+                                |row| Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?)),
+                            )
+                            .optional()
+                    })
+                    .map_err(classify)?;
+                Ok(held.map(|(message_id, task_id)| holder_outcome(&claim, &message_id, task_id)))
+            })
+            .await
+    }
+
+    fn capabilities(&self) -> Capabilities<'_> {
+        Capabilities::default()
+            .with_coordination(self)
+            .with_push(self)
+    }
+}
+
+/// The task without its history, with its revision and turn.
+fn head(connection: &Connection, tenant: &str, id: &str) -> Result<Option<StoredTask>, StoreError> {
+    let row = connection
+        .prepare_cached(
+            "SELECT t.body, t.generation, t.revision, t.owner, t.cancel_requested, \
+                    t.recoveries, o.expires_millis, t.caller \
+             FROM a2a_tasks t LEFT JOIN a2a_owners o ON o.id = t.owner \
+             WHERE t.tenant = ?1 AND t.id = ?2",
+        )
+        .and_then(|mut statement| {
+            statement
+                .query_row(params![tenant, id], |row| {
+                    Ok((
+                        row.get::<_, String>(0)?,
+                        row.get::<_, i64>(1)?,
+                        row.get::<_, i64>(2)?,
+                        row.get::<_, Option<String>>(3)?,
+                        row.get::<_, bool>(4)?,
+                        row.get::<_, i64>(5)?,
+                        row.get::<_, Option<i64>>(6)?,
+                        row.get::<_, Option<String>>(7)?,
+                    ))
+                })
+                .optional()
+        })
+        .map_err(classify)?;
+    let Some((
+        body,
+        generation,
+        revision,
+        owner,
+        cancel_requested,
+        recoveries,
+        owner_expires,
+        caller,
+    )) = row
+    else {
+        return Ok(None);
+    };
+    let mut stored = StoredTask::new(
+        decode_head(&body, generation)?,
+        u64::try_from(revision).unwrap_or(0),
+    )
+    .with_caller(caller);
+    stored.owner_alive = owner_expires.is_some_and(|at| at > now_millis());
+    stored.owner = owner;
+    stored.cancel_requested = cancel_requested;
+    stored.recoveries = u32::try_from(recoveries).unwrap_or(0);
+    Ok(Some(stored))
+}
+
+fn history(connection: &Connection, tenant: &str, id: &str) -> Result<Vec<Message>, StoreError> {
+    let bodies = connection
+        .prepare_cached(
+            "SELECT body FROM a2a_task_messages WHERE tenant = ?1 AND task_id = ?2 ORDER BY seq",
+        )
+        .and_then(|mut statement| {
+            statement
+                .query_map(params![tenant, id], |row| row.get::<_, String>(0))?
+                .collect::<Result<Vec<_>, _>>()
+        })
+        .map_err(classify)?;
+    bodies.iter().map(|body| decode_message(body)).collect()
+}
+
+/// A page of tasks, newest status first, and how many tasks match in all.
+fn list(connection: &Connection, tenant: &str, query: &TaskQuery) -> Result<TaskPage, StoreError> {
+    let mut filters = format!("tenant = ?1 AND {LISTED}");
+    let mut binds = vec![Value::from(tenant.to_owned())];
+    let mut filter = |binds: &mut Vec<Value>, column: &str, op: &str, value: Value| {
+        binds.push(value);
+        filters.push_str(&format!(" AND {column} {op} ?{}", binds.len()));
+    };
+    if let Some(caller) = &query.caller {
+        filter(&mut binds, "caller", "=", Value::from(caller.clone()));
+    }
+    if let Some(context) = &query.context_id {
+        filter(
+            &mut binds,
+            "context_id",
+            "=",
+            Value::from(context.to_string()),
+        );
+    }
+    if let Some(state) = query.status {
+        filter(
+            &mut binds,
+            "state",
+            "=",
+            Value::from(state.as_str().to_owned()),
+        );
+    }
+    if let Some(after) = query.status_timestamp_after {
+        filter(
+            &mut binds,
+            "status_millis",
+            ">",
+            Value::from(after.unix_millis()),
+        );
+    }
+    let total: i64 = connection
+        .prepare(&format!("SELECT COUNT(*) FROM a2a_tasks WHERE {filters}"))
+        .and_then(|mut statement| statement.query_row(params_from_iter(&binds), |row| row.get(0)))
+        .map_err(classify)?;
+    if let Some(cursor) = &query.cursor {
+        binds.push(Value::from(cursor.status_millis));
+        binds.push(Value::from(cursor.task_id.clone()));
+        filters.push_str(&format!(
+            " AND (status_millis < ?{a} OR (status_millis = ?{a} AND id < ?{b}))",
+            a = binds.len() - 1,
+            b = binds.len()
+        ));
+    }
+    binds.push(Value::from(int(query.page_size).saturating_add(1)));
+    // Prepared on every call, not cached: the statement differs with the filters named.
+    let rows = connection
+        .prepare(&format!(
+            "SELECT body, generation FROM a2a_tasks WHERE {filters} \
+             ORDER BY status_millis DESC, id DESC LIMIT ?{}",
+            binds.len()
+        ))
+        .and_then(|mut statement| {
+            statement
+                .query_map(params_from_iter(&binds), |row| {
+                    Ok((row.get::<_, String>(0)?, row.get::<_, i64>(1)?))
+                })?
+                .collect::<Result<Vec<_>, _>>()
+        })
+        .map_err(classify)?;
+    let mut tasks = rows
+        .iter()
+        .map(|(body, generation)| decode_head(body, *generation))
+        .collect::<Result<Vec<Task>, StoreError>>()?;
+    let next = if tasks.len() > query.page_size {
+        tasks.truncate(query.page_size);
+        tasks.last().map(|last| PageCursor {
+            status_millis: status_millis(last),
+            task_id: last.id.to_string(),
+        })
+    } else {
+        None
+    };
+    for task in &mut tasks {
+        task.history = history(connection, tenant, task.id.as_str())?;
+    }
+    Ok(TaskPage {
+        tasks,
+        next,
+        total_size: usize::try_from(total).unwrap_or(0),
+    })
+}
