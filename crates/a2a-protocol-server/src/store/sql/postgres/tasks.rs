@@ -128,7 +128,7 @@ impl TaskStore for PostgresTaskStore {
         })
     }
 
-    /// One change: a statement through the group writer ([`super::one_statement`]), except
+    /// One change: a statement through the group writer (see `one_statement.rs`), except
     /// for a follow-up that takes a key, which needs a transaction.
     async fn write(&self, write: &TaskWrite<'_>) -> Result<WriteOutcome, StoreError> {
         if let Some(outcome) = super::one_statement::write(self, write).await? {

@@ -7,7 +7,8 @@ use a2a_protocol_types::{StreamResponse, TaskId};
 use rusqlite::{Connection, Params, params};
 use tokio::sync::broadcast;
 
-use super::{SqliteTaskStore, classify, int};
+use super::statement::rows;
+use super::{SqliteTaskStore, int};
 use crate::store::sql::{decode_event_row, millis, now_millis};
 use crate::store::{Coordination, Notice, StoreError, TaskRef};
 
@@ -154,19 +155,13 @@ impl Coordination for SqliteTaskStore {
             .read(move |connection| {
                 // A row holds the events of one write under the last one's generation, so the
                 // first row may start at or before `generation`: decoding skips those.
-                let rows = connection
-                    .prepare_cached(
-                        "SELECT generation, body FROM a2a_task_events \
-                         WHERE tenant = ?1 AND task_id = ?2 AND generation > ?3 ORDER BY generation",
-                    )
-                    .and_then(|mut statement| {
-                        statement
-                            .query_map(params![tenant, id, i64::try_from(generation).unwrap_or(i64::MAX)], |row| {
-                                Ok((row.get::<_, i64>(0)?, row.get::<_, String>(1)?))
-                            })?
-                            .collect::<Result<Vec<_>, _>>()
-                    })
-                    .map_err(classify)?;
+                let rows = rows(
+                    connection,
+                    "SELECT generation, body FROM a2a_task_events \
+                     WHERE tenant = ?1 AND task_id = ?2 AND generation > ?3 ORDER BY generation",
+                    params![tenant, id, i64::try_from(generation).unwrap_or(i64::MAX)],
+                    |row| Ok((row.get::<_, i64>(0)?, row.get::<_, String>(1)?)),
+                )?;
                 let mut events = Vec::with_capacity(rows.len());
                 for (row_generation, body) in &rows {
                     events.extend(decode_event_row(*row_generation, body, generation)?);
@@ -191,17 +186,10 @@ fn task_refs(
     sql: &str,
     args: impl Params,
 ) -> Result<Vec<TaskRef>, StoreError> {
-    connection
-        .prepare_cached(sql)
-        .and_then(|mut statement| {
-            statement
-                .query_map(args, |row| {
-                    Ok(TaskRef {
-                        tenant: row.get(0)?,
-                        id: TaskId::new(row.get::<_, String>(1)?),
-                    })
-                })?
-                .collect()
+    rows(connection, sql, args, |row| {
+        Ok(TaskRef {
+            tenant: row.get(0)?,
+            id: TaskId::new(row.get::<_, String>(1)?),
         })
-        .map_err(classify)
+    })
 }

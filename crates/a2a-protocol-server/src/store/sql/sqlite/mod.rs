@@ -15,6 +15,7 @@ mod migrate;
 mod plan_tests;
 mod push;
 mod retention;
+mod statement;
 mod tasks;
 
 use rusqlite::Params;
@@ -123,11 +124,7 @@ impl SqliteTaskStore {
         args: impl FnOnce() -> P + Send + 'static,
     ) -> Result<usize, StoreError> {
         self.database
-            .write(move |tx| {
-                tx.prepare_cached(sql)
-                    .and_then(|mut statement| statement.execute(args()))
-                    .map_err(classify)
-            })
+            .write(move |tx| statement::execute(tx, sql, args()))
             .await
     }
 }

@@ -4,9 +4,10 @@ use std::time::Duration;
 
 use a2a_protocol_types::TaskId;
 use a2a_protocol_types::push::TaskPushNotificationConfig;
-use rusqlite::{OptionalExtension as _, Row, params};
+use rusqlite::{Row, params};
 
-use super::{SqliteTaskStore, classify, int};
+use super::statement::{execute, row, rows};
+use super::{SqliteTaskStore, int};
 use crate::store::sql::{
     decode_event_at, decode_push_config, encode_push_config, millis, now_millis,
 };
@@ -14,11 +15,15 @@ use crate::store::{
     DeliverySettled, PushConfigSaved, PushDelivery, PushStore, StoreError, epoch_millis,
 };
 
-/// The columns of a delivery, as [`delivery`] reads them.
-const DELIVERY: &str = "SELECT o.tenant, o.task_id, o.config_id, o.generation, o.body, o.attempts, \
-            o.last_error, c.body \
+/// The columns of a delivery, as [`delivery_row`] reads them.
+const DELIVERY: &str = "SELECT o.tenant, o.task_id, o.config_id, o.generation, o.body, \
+            o.attempts, o.last_error, c.body \
      FROM a2a_push_outbox o JOIN a2a_push_configs c \
        ON c.tenant = o.tenant AND c.task_id = o.task_id AND c.id = o.config_id";
+
+/// The row of one notification, by its key and the claimant holding it.
+const CLAIMED: &str = "WHERE tenant = ?1 AND task_id = ?2 AND config_id = ?3 AND generation = ?4 \
+     AND claimed_by = ?5";
 
 #[async_trait::async_trait]
 impl PushStore for SqliteTaskStore {
@@ -35,37 +40,28 @@ impl PushStore for SqliteTaskStore {
         let (task_id, id) = (config.task_id.to_string(), config.id.to_string());
         self.database
             .write(move |tx| {
-                let saved = tx
-                    .prepare_cached(
-                        "INSERT INTO a2a_push_configs (tenant, task_id, id, body, created_millis) \
-                         SELECT ?1, ?2, ?3, ?4, ?5 \
-                         WHERE EXISTS (SELECT 1 FROM a2a_tasks WHERE tenant = ?1 AND id = ?2) \
-                           AND (SELECT COUNT(*) FROM a2a_push_configs \
-                                WHERE tenant = ?1 AND task_id = ?2 AND id <> ?3) < ?6 \
-                         ON CONFLICT (tenant, task_id, id) DO UPDATE SET body = excluded.body",
-                    )
-                    .and_then(|mut statement| {
-                        statement.execute(params![
-                            tenant,
-                            task_id,
-                            id,
-                            body,
-                            now_millis(),
-                            int(max_per_task)
-                        ])
-                    })
-                    .map_err(classify)?;
+                let saved = execute(
+                    tx,
+                    "INSERT INTO a2a_push_configs (tenant, task_id, id, body, created_millis) \
+                     SELECT ?1, ?2, ?3, ?4, ?5 \
+                     WHERE EXISTS (SELECT 1 FROM a2a_tasks WHERE tenant = ?1 AND id = ?2) \
+                       AND (SELECT COUNT(*) FROM a2a_push_configs \
+                            WHERE tenant = ?1 AND task_id = ?2 AND id <> ?3) < ?6 \
+                     ON CONFLICT (tenant, task_id, id) DO UPDATE SET body = excluded.body",
+                    params![tenant, task_id, id, body, now_millis(), int(max_per_task)],
+                )?;
                 if saved > 0 {
                     return Ok(PushConfigSaved::Saved);
                 }
-                let task = tx
-                    .prepare_cached("SELECT 1 FROM a2a_tasks WHERE tenant = ?1 AND id = ?2")
-                    .and_then(|mut statement| statement.exists(params![tenant, task_id]))
-                    .map_err(classify)?;
-                Ok(if task {
-                    PushConfigSaved::AtCap
-                } else {
-                    PushConfigSaved::TaskMissing
+                let task = row(
+                    tx,
+                    "SELECT 1 FROM a2a_tasks WHERE tenant = ?1 AND id = ?2",
+                    params![tenant, task_id],
+                    |_| Ok(()),
+                )?;
+                Ok(match task {
+                    Some(()) => PushConfigSaved::AtCap,
+                    None => PushConfigSaved::TaskMissing,
                 })
             })
             .await
@@ -80,17 +76,16 @@ impl PushStore for SqliteTaskStore {
         let (tenant, task_id, id) = (self.task_tenant(tenant), task_id.to_string(), id.to_owned());
         self.database
             .read(move |connection| {
-                let body = connection
-                    .prepare_cached(
-                        "SELECT body FROM a2a_push_configs WHERE tenant = ?1 AND task_id = ?2 AND id = ?3",
-                    )
-                    .and_then(|mut statement| {
-                        statement
-                            .query_row(params![tenant, task_id, id], |row| row.get::<_, String>(0))
-                            .optional()
-                    })
-                    .map_err(classify)?;
-                body.as_deref().map(decode_push_config).transpose()
+                row(
+                    connection,
+                    "SELECT body FROM a2a_push_configs \
+                     WHERE tenant = ?1 AND task_id = ?2 AND id = ?3",
+                    params![tenant, task_id, id],
+                    |row| row.get::<_, String>(0),
+                )?
+                .as_deref()
+                .map(decode_push_config)
+                .transpose()
             })
             .await
     }
@@ -107,18 +102,16 @@ impl PushStore for SqliteTaskStore {
         let after = after.unwrap_or("").to_owned();
         self.database
             .read(move |connection| {
-                let bodies = connection
-                    .prepare_cached(
-                        "SELECT body FROM a2a_push_configs WHERE tenant = ?1 AND task_id = ?2 AND id > ?3 \
-                         ORDER BY id LIMIT ?4",
-                    )
-                    .and_then(|mut statement| {
-                        statement
-                            .query_map(params![tenant, task_id, after, int(limit)], |row| row.get::<_, String>(0))?
-                            .collect::<Result<Vec<_>, _>>()
-                    })
-                    .map_err(classify)?;
-                bodies.iter().map(|body| decode_push_config(body)).collect()
+                rows(
+                    connection,
+                    "SELECT body FROM a2a_push_configs \
+                     WHERE tenant = ?1 AND task_id = ?2 AND id > ?3 ORDER BY id LIMIT ?4",
+                    params![tenant, task_id, after, int(limit)],
+                    |row| row.get::<_, String>(0),
+                )?
+                .iter()
+                .map(|body| decode_push_config(body))
+                .collect()
             })
             .await
     }
@@ -132,14 +125,18 @@ impl PushStore for SqliteTaskStore {
         let (tenant, task_id, id) = (self.task_tenant(tenant), task_id.to_string(), id.to_owned());
         self.database
             .write(move |tx| {
-                let deleted = tx
-                    .prepare_cached("DELETE FROM a2a_push_configs WHERE tenant = ?1 AND task_id = ?2 AND id = ?3")
-                    .and_then(|mut statement| statement.execute(params![tenant, task_id, id]))
-                    .map_err(classify)?;
+                let deleted = execute(
+                    tx,
+                    "DELETE FROM a2a_push_configs WHERE tenant = ?1 AND task_id = ?2 AND id = ?3",
+                    params![tenant, task_id, id],
+                )?;
                 // No notification goes to a deleted config, not even one already waiting.
-                tx.prepare_cached("DELETE FROM a2a_push_outbox WHERE tenant = ?1 AND task_id = ?2 AND config_id = ?3")
-                    .and_then(|mut statement| statement.execute(params![tenant, task_id, id]))
-                    .map_err(classify)?;
+                execute(
+                    tx,
+                    "DELETE FROM a2a_push_outbox \
+                     WHERE tenant = ?1 AND task_id = ?2 AND config_id = ?3",
+                    params![tenant, task_id, id],
+                )?;
                 Ok(deleted > 0)
             })
             .await
@@ -158,42 +155,39 @@ impl PushStore for SqliteTaskStore {
         self.database
             .write(move |tx| {
                 let now = now_millis();
-                let until = now.saturating_add(millis(lease));
-                let due = tx
-                    .prepare_cached(&format!(
+                let due = rows(
+                    tx,
+                    &format!(
                         "{DELIVERY} \
-                         WHERE o.dead = FALSE AND o.due_millis <= ?1 AND o.claimed_until_millis <= ?1 \
+                         WHERE o.dead = FALSE AND o.due_millis <= ?1 \
+                           AND o.claimed_until_millis <= ?1 \
                            AND NOT EXISTS (SELECT 1 FROM a2a_push_outbox p \
                                            WHERE p.tenant = o.tenant AND p.task_id = o.task_id \
                                              AND p.config_id = o.config_id AND p.dead = FALSE \
                                              AND p.generation < o.generation) \
                          ORDER BY o.due_millis LIMIT ?2"
-                    ))
-                    .and_then(|mut statement| {
-                        statement.query_map(params![now, int(limit)], delivery_row)?.collect::<Result<Vec<_>, _>>()
-                    })
-                    .map_err(classify)?;
+                    ),
+                    params![now, int(limit)],
+                    delivery_row,
+                )?;
                 let mut claimed = Vec::with_capacity(due.len());
                 for row in due {
                     let delivery = delivery(row)?;
-                    let taken = tx
-                        .prepare_cached(
-                            "UPDATE a2a_push_outbox SET claimed_by = ?5, claimed_until_millis = ?6 \
-                             WHERE tenant = ?1 AND task_id = ?2 AND config_id = ?3 AND generation = ?4 \
-                               AND dead = FALSE AND claimed_until_millis <= ?7",
-                        )
-                        .and_then(|mut statement| {
-                            statement.execute(params![
-                                delivery.tenant,
-                                delivery.config.task_id.as_str(),
-                                delivery.config.id.as_str(),
-                                i64::try_from(delivery.generation).unwrap_or(i64::MAX),
-                                claimant,
-                                until,
-                                now
-                            ])
-                        })
-                        .map_err(classify)?;
+                    let taken = execute(
+                        tx,
+                        "UPDATE a2a_push_outbox SET claimed_by = ?5, claimed_until_millis = ?6 \
+                         WHERE tenant = ?1 AND task_id = ?2 AND config_id = ?3 \
+                           AND generation = ?4 AND dead = FALSE AND claimed_until_millis <= ?7",
+                        params![
+                            delivery.tenant,
+                            delivery.config.task_id.as_str(),
+                            delivery.config.id.as_str(),
+                            i64::try_from(delivery.generation).unwrap_or(i64::MAX),
+                            claimant,
+                            now.saturating_add(millis(lease)),
+                            now
+                        ],
+                    )?;
                     if taken == 1 {
                         claimed.push(delivery);
                     }
@@ -221,31 +215,32 @@ impl PushStore for SqliteTaskStore {
         self.database
             .write(move |tx| {
                 let (tenant, task_id, config_id, generation, claimant) = key;
-                let row = "WHERE tenant = ?1 AND task_id = ?2 AND config_id = ?3 AND generation = ?4 \
-                           AND claimed_by = ?5";
-                let done = match &settled {
-                    DeliverySettled::Delivered => tx
-                        .prepare_cached(&format!("DELETE FROM a2a_push_outbox {row}"))
-                        .and_then(|mut s| s.execute(params![tenant, task_id, config_id, generation, claimant])),
-                    DeliverySettled::Retry { at, error } => tx
-                        .prepare_cached(&format!(
-                            "UPDATE a2a_push_outbox SET attempts = attempts + 1, due_millis = ?6, \
-                               last_error = ?7, claimed_by = NULL, claimed_until_millis = 0 {row}"
-                        ))
-                        .and_then(|mut s| {
-                            s.execute(params![tenant, task_id, config_id, generation, claimant, epoch_millis(*at), error])
-                        }),
-                    DeliverySettled::Dead { error } => tx
-                        .prepare_cached(&format!(
-                            "UPDATE a2a_push_outbox SET attempts = attempts + 1, due_millis = ?6, \
-                               last_error = ?7, dead = TRUE, claimed_by = NULL, claimed_until_millis = 0 {row}"
-                        ))
-                        .and_then(|mut s| {
-                            s.execute(params![tenant, task_id, config_id, generation, claimant, now_millis(), error])
-                        }),
+                let (due, error, dead) = match settled {
+                    DeliverySettled::Delivered => {
+                        return execute(
+                            tx,
+                            &format!("DELETE FROM a2a_push_outbox {CLAIMED}"),
+                            params![tenant, task_id, config_id, generation, claimant],
+                        )
+                        .map(drop);
+                    }
+                    DeliverySettled::Retry { at, error } => (epoch_millis(at), error, false),
+                    DeliverySettled::Dead { error } => (now_millis(), error, true),
                 };
-                done.map_err(classify)?;
-                Ok(())
+                // One statement for both: a retry leaves `dead` as it is (false: only a live
+                // notification is claimed).
+                execute(
+                    tx,
+                    &format!(
+                        "UPDATE a2a_push_outbox SET attempts = attempts + 1, due_millis = ?6, \
+                           last_error = ?7, dead = (dead OR ?8), claimed_by = NULL, \
+                           claimed_until_millis = 0 {CLAIMED}"
+                    ),
+                    params![
+                        tenant, task_id, config_id, generation, claimant, due, error, dead
+                    ],
+                )
+                .map(drop)
             })
             .await
     }
@@ -254,24 +249,22 @@ impl PushStore for SqliteTaskStore {
     async fn dead_push_deliveries(&self, limit: usize) -> Result<Vec<PushDelivery>, StoreError> {
         self.database
             .read(move |connection| {
-                let rows = connection
-                    .prepare_cached(&format!(
-                        "{DELIVERY} WHERE o.dead = TRUE ORDER BY o.due_millis DESC LIMIT ?1"
-                    ))
-                    .and_then(|mut statement| {
-                        statement
-                            .query_map([int(limit)], delivery_row)?
-                            .collect::<Result<Vec<_>, _>>()
-                    })
-                    .map_err(classify)?;
-                rows.into_iter().map(delivery).collect()
+                rows(
+                    connection,
+                    &format!("{DELIVERY} WHERE o.dead = TRUE ORDER BY o.due_millis DESC LIMIT ?1"),
+                    [int(limit)],
+                    delivery_row,
+                )?
+                .into_iter()
+                .map(delivery)
+                .collect()
             })
             .await
     }
 }
 
 /// A delivery's columns: tenant, generation, event, attempts, last error, config.
-type DeliveryRow = (String, i64, String, i64, Option<String>, String);
+type DeliveryRow = (String, i64, String, u32, Option<String>, String);
 
 fn delivery_row(row: &Row<'_>) -> rusqlite::Result<DeliveryRow> {
     Ok((
@@ -293,7 +286,7 @@ fn delivery(
         u64::try_from(generation).unwrap_or_default(),
         decode_event_at(&event, generation)?,
     );
-    delivery.attempts = u32::try_from(attempts).unwrap_or_default();
+    delivery.attempts = attempts;
     delivery.last_error = last_error;
     Ok(delivery)
 }

@@ -3,7 +3,8 @@
 
 use rusqlite::{Transaction, params};
 
-use super::{SqliteTaskStore, classify};
+use super::SqliteTaskStore;
+use super::statement::{execute, rows};
 use crate::store::sql::{millis, now_millis};
 use crate::store::{PurgeReport, Retention, RetentionPolicy, StoreError};
 
@@ -96,25 +97,22 @@ impl Retention for SqliteTaskStore {
 /// Deletes up to `batch` terminal tasks last written before `cutoff`, with their rows; how
 /// many went.
 fn purge_tasks(tx: &Transaction<'_>, cutoff: i64, batch: i64) -> Result<usize, StoreError> {
-    let gone = tx
-        .prepare_cached("SELECT tenant, id FROM a2a_tasks WHERE terminal = TRUE AND updated_millis < ?1 LIMIT ?2")
-        .and_then(|mut statement| {
-            statement
-                .query_map(params![cutoff, batch], |row| Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?)))?
-                .collect::<Result<Vec<_>, _>>()
-        })
-        .map_err(classify)?;
+    let gone = rows(
+        tx,
+        "SELECT tenant, id FROM a2a_tasks WHERE terminal = TRUE AND updated_millis < ?1 LIMIT ?2",
+        params![cutoff, batch],
+        |row| Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?)),
+    )?;
     for (tenant, id) in &gone {
         for table in TASK_ROWS {
-            tx.prepare_cached(&format!(
-                "DELETE FROM {table} WHERE tenant = ?1 AND task_id = ?2"
-            ))
-            .and_then(|mut statement| statement.execute(params![tenant, id]))
-            .map_err(classify)?;
+            let sql = format!("DELETE FROM {table} WHERE tenant = ?1 AND task_id = ?2");
+            execute(tx, &sql, params![tenant, id])?;
         }
-        tx.prepare_cached("DELETE FROM a2a_tasks WHERE tenant = ?1 AND id = ?2")
-            .and_then(|mut statement| statement.execute(params![tenant, id]))
-            .map_err(classify)?;
+        execute(
+            tx,
+            "DELETE FROM a2a_tasks WHERE tenant = ?1 AND id = ?2",
+            params![tenant, id],
+        )?;
     }
     Ok(gone.len())
 }

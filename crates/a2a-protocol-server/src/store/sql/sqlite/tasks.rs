@@ -2,8 +2,9 @@
 
 use a2a_protocol_types::{Message, Task, TaskId};
 use rusqlite::types::Value;
-use rusqlite::{Connection, OptionalExtension as _, params, params_from_iter};
+use rusqlite::{Connection, params, params_from_iter};
 
+use super::statement::{execute, row, rows};
 use super::{SqliteTaskStore, classify, int};
 use crate::store::sql::{
     LISTED, caller_column, decode_head, decode_message, holder_outcome, now_millis, status_millis,
@@ -79,20 +80,18 @@ impl TaskStore for SqliteTaskStore {
         let claim = claim.clone();
         self.database
             .write(move |tx| {
-                tx.prepare_cached(
+                execute(
+                    tx,
                     "DELETE FROM a2a_idempotency_keys \
                      WHERE tenant = ?1 AND caller = ?2 AND idempotency_key = ?3 AND task_id = ?4",
-                )
-                .and_then(|mut statement| {
-                    statement.execute(params![
+                    params![
                         claim.scope.tenant,
                         caller_column(&claim.scope),
                         claim.key.as_str(),
                         claim.task_id.as_str()
-                    ])
-                })
-                .map_err(classify)?;
-                Ok(())
+                    ],
+                )
+                .map(drop)
             })
             .await
     }
@@ -104,24 +103,17 @@ impl TaskStore for SqliteTaskStore {
         let claim = claim.clone();
         self.database
             .read(move |connection| {
-                let held = connection
-                    .prepare_cached(
-                        "SELECT message_id, task_id FROM a2a_idempotency_keys \
-                         WHERE tenant = ?1 AND caller = ?2 AND idempotency_key = ?3",
-                    )
-                    .and_then(|mut statement| {
-                        statement
-                            .query_row(
-                                params![
-                                    claim.scope.tenant,
-                                    caller_column(&claim.scope),
-                                    claim.key.as_str()
-                                ],
-                                |row| Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?)),
-                            )
-                            .optional()
-                    })
-                    .map_err(classify)?;
+                let held = row(
+                    connection,
+                    "SELECT message_id, task_id FROM a2a_idempotency_keys \
+                     WHERE tenant = ?1 AND caller = ?2 AND idempotency_key = ?3",
+                    params![
+                        claim.scope.tenant,
+                        caller_column(&claim.scope),
+                        claim.key.as_str()
+                    ],
+                    |row| Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?)),
+                )?;
                 Ok(held.map(|(message_id, task_id)| holder_outcome(&claim, &message_id, task_id)))
             })
             .await
@@ -135,68 +127,63 @@ impl TaskStore for SqliteTaskStore {
 }
 
 /// The task without its history, with its revision and turn.
+/// A head row: body, generation, revision, owner, cancel requested, recoveries, when the
+/// owner's heartbeat expires, caller.
+type HeadRow = (
+    String,
+    i64,
+    u64,
+    Option<String>,
+    bool,
+    u32,
+    Option<i64>,
+    Option<String>,
+);
+
 fn head(connection: &Connection, tenant: &str, id: &str) -> Result<Option<StoredTask>, StoreError> {
-    let row = connection
-        .prepare_cached(
-            "SELECT t.body, t.generation, t.revision, t.owner, t.cancel_requested, \
-                    t.recoveries, o.expires_millis, t.caller \
-             FROM a2a_tasks t LEFT JOIN a2a_owners o ON o.id = t.owner \
-             WHERE t.tenant = ?1 AND t.id = ?2",
-        )
-        .and_then(|mut statement| {
-            statement
-                .query_row(params![tenant, id], |row| {
-                    Ok((
-                        row.get::<_, String>(0)?,
-                        row.get::<_, i64>(1)?,
-                        row.get::<_, i64>(2)?,
-                        row.get::<_, Option<String>>(3)?,
-                        row.get::<_, bool>(4)?,
-                        row.get::<_, i64>(5)?,
-                        row.get::<_, Option<i64>>(6)?,
-                        row.get::<_, Option<String>>(7)?,
-                    ))
-                })
-                .optional()
-        })
-        .map_err(classify)?;
-    let Some((
-        body,
-        generation,
-        revision,
-        owner,
-        cancel_requested,
-        recoveries,
-        owner_expires,
-        caller,
-    )) = row
+    let head: Option<HeadRow> = row(
+        connection,
+        "SELECT t.body, t.generation, t.revision, t.owner, t.cancel_requested, \
+                t.recoveries, o.expires_millis, t.caller \
+         FROM a2a_tasks t LEFT JOIN a2a_owners o ON o.id = t.owner \
+         WHERE t.tenant = ?1 AND t.id = ?2",
+        params![tenant, id],
+        |r| {
+            Ok((
+                r.get(0)?,
+                r.get(1)?,
+                r.get(2)?,
+                r.get(3)?,
+                r.get(4)?,
+                r.get(5)?,
+                r.get(6)?,
+                r.get(7)?,
+            ))
+        },
+    )?;
+    let Some((body, generation, revision, owner, cancel_requested, recoveries, expires, caller)) =
+        head
     else {
         return Ok(None);
     };
-    let mut stored = StoredTask::new(
-        decode_head(&body, generation)?,
-        u64::try_from(revision).unwrap_or(0),
-    )
-    .with_caller(caller);
-    stored.owner_alive = owner_expires.is_some_and(|at| at > now_millis());
+    let mut stored = StoredTask::new(decode_head(&body, generation)?, revision).with_caller(caller);
+    stored.owner_alive = expires.is_some_and(|at| at > now_millis());
     stored.owner = owner;
     stored.cancel_requested = cancel_requested;
-    stored.recoveries = u32::try_from(recoveries).unwrap_or(0);
+    stored.recoveries = recoveries;
     Ok(Some(stored))
 }
 
 fn history(connection: &Connection, tenant: &str, id: &str) -> Result<Vec<Message>, StoreError> {
-    let bodies = connection
-        .prepare_cached(
-            "SELECT body FROM a2a_task_messages WHERE tenant = ?1 AND task_id = ?2 ORDER BY seq",
-        )
-        .and_then(|mut statement| {
-            statement
-                .query_map(params![tenant, id], |row| row.get::<_, String>(0))?
-                .collect::<Result<Vec<_>, _>>()
-        })
-        .map_err(classify)?;
-    bodies.iter().map(|body| decode_message(body)).collect()
+    rows(
+        connection,
+        "SELECT body FROM a2a_task_messages WHERE tenant = ?1 AND task_id = ?2 ORDER BY seq",
+        params![tenant, id],
+        |row| row.get::<_, String>(0),
+    )?
+    .iter()
+    .map(|body| decode_message(body))
+    .collect()
 }
 
 /// A page of tasks, newest status first, and how many tasks match in all.
