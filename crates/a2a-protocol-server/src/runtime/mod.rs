@@ -6,6 +6,7 @@ mod lifecycle;
 mod live;
 mod refresh;
 mod sink;
+mod turn_writer;
 mod watch;
 
 pub(crate) use budget::BudgetState;
