@@ -9,13 +9,13 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use a2a_cli::fault_proxy::{Fault, FaultProxy};
 use a2a_protocol_client::{A2aClient, ClientBuilder, RetryPolicy};
 use a2a_protocol_server::agents::EchoAgent;
 use a2a_protocol_server::store::InMemoryTaskStore;
 use a2a_protocol_server::{A2aServer, AgentExecutor, EventSink, RequestContext, RequestHandler};
 use a2a_protocol_types::idempotency::{generate_key, set_key};
 use a2a_protocol_types::{A2aError, Message, SendMessageRequest};
+use a2a_test_kit::fault_proxy::{Fault, FaultProxy};
 use async_trait::async_trait;
 use serde::Serialize;
 use tokio::sync::oneshot;

@@ -5,7 +5,7 @@ mod common;
 
 use std::process::Command as StdCommand;
 
-use a2a_cli::fault_proxy::{Fault, FaultProxy};
+use a2a_test_kit::fault_proxy::{Fault, FaultProxy};
 use assert_cmd::Command;
 use common::{Server, fresh_schema, postgres_url};
 use predicates::prelude::*;

@@ -1,6 +1,6 @@
 //! Test support shared by the integration tests: servers on 127.0.0.1:0, a counting agent
 //! and a webhook receiver.
-//! The fault-injecting proxy they put in front of servers is `a2a_cli::fault_proxy`.
+//! The fault-injecting proxy they put in front of servers is `a2a_test_kit::fault_proxy`.
 
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]

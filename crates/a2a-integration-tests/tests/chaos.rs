@@ -14,7 +14,6 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use a2a_cli::fault_proxy::{Chaos, FaultCounts, FaultProxy};
 use a2a_integration_tests::support::serve;
 use a2a_protocol_client::{A2aClient, Binding, ClientBuilder, RetryPolicy};
 use a2a_protocol_server::store::{
@@ -26,6 +25,7 @@ use a2a_protocol_types::{
     A2aError, Artifact, Message, Part, SendMessageRequest, SendMessageResponse, StreamResponse,
     TaskId, TaskState,
 };
+use a2a_test_kit::fault_proxy::{Chaos, FaultCounts, FaultProxy};
 use futures::StreamExt;
 use tracing_subscriber::Layer as _;
 use tracing_subscriber::layer::SubscriberExt;

@@ -6,7 +6,6 @@
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use a2a_cli::fault_proxy::{Fault, FaultProxy};
 use a2a_integration_tests::support::{ensure_peers, interop_dir, interop_skipped};
 use a2a_integration_tests::webhook::Webhook;
 use a2a_protocol_client::{A2aClient, Binding, ClientBuilder, FailureClass, RetryPolicy};
@@ -18,6 +17,7 @@ use a2a_protocol_types::{
     ListTasksRequest, Message, SendMessageConfiguration, SendMessageRequest, SendMessageResponse,
     StreamResponse, SubscribeToTaskRequest, Task, TaskState,
 };
+use a2a_test_kit::fault_proxy::{Fault, FaultProxy};
 use futures::StreamExt;
 
 /// A peer server process, killed when dropped.

@@ -6,7 +6,6 @@
 
 use std::time::Duration;
 
-use a2a_cli::fault_proxy::{Fault, FaultProxy};
 use a2a_integration_tests::support::{CountingAgent, serve, serve_on};
 use a2a_protocol_client::{
     A2aClient, Binding, ClientBuilder, ClientError, FailureClass, RetryPolicy,
@@ -17,6 +16,7 @@ use a2a_protocol_types::{
     GetTaskRequest, ListTasksRequest, Message, SendMessageRequest, SendMessageResponse,
     StreamResponse, TaskState,
 };
+use a2a_test_kit::fault_proxy::{Fault, FaultProxy};
 use futures::StreamExt;
 
 const BINDINGS: [Binding; 3] = [Binding::JsonRpc, Binding::HttpJson, Binding::Grpc];

@@ -2,7 +2,6 @@
 
 use std::time::Duration;
 
-use a2a_cli::fault_proxy::{Fault, FaultProxy};
 use a2a_integration_tests::support::{CountingAgent, Running, serve};
 use a2a_protocol_client::delegation::{Delegation, DelegationOutcome, ParentBudget};
 use a2a_protocol_client::{A2aClient, ClientBuilder, RetryPolicy};
@@ -14,6 +13,7 @@ use a2a_protocol_types::{
     A2aError, GetTaskRequest, ListTasksRequest, Message, Part, SendMessageConfiguration,
     SendMessageRequest, SendMessageResponse, Task, TaskState,
 };
+use a2a_test_kit::fault_proxy::{Fault, FaultProxy};
 use async_trait::async_trait;
 
 /// What the parent does with its child.

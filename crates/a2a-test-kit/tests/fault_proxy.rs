@@ -1,6 +1,6 @@
 //! The fault proxy in front of real HTTP servers.
 
-use a2a_cli::fault_proxy::{Fault, FaultProxy};
+use a2a_test_kit::fault_proxy::{Fault, FaultProxy};
 use axum::body::Body;
 use axum::routing::get;
 

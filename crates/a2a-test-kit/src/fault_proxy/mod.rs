@@ -8,7 +8,7 @@
 //! fires cuts the connection and so every call on it.
 //!
 //! ```
-//! use a2a_cli::fault_proxy::{Fault, FaultProxy};
+//! use a2a_test_kit::fault_proxy::{Fault, FaultProxy};
 //!
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() -> std::io::Result<()> {
@@ -37,7 +37,7 @@ use http2::Http2Cut;
 /// What the proxy does to one connection.
 ///
 /// ```
-/// use a2a_cli::fault_proxy::{Fault, FaultProxy};
+/// use a2a_test_kit::fault_proxy::{Fault, FaultProxy};
 ///
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() -> std::io::Result<()> {
@@ -70,7 +70,7 @@ pub enum Fault {
 /// Random faults for connections that have none planned.
 ///
 /// ```
-/// use a2a_cli::fault_proxy::{Chaos, FaultProxy};
+/// use a2a_test_kit::fault_proxy::{Chaos, FaultProxy};
 ///
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() -> std::io::Result<()> {
@@ -93,7 +93,7 @@ impl Chaos {
     /// Fails `fault_rate` of connections, drawn from `seed`.
     ///
     /// ```
-    /// use a2a_cli::fault_proxy::Chaos;
+    /// use a2a_test_kit::fault_proxy::Chaos;
     ///
     /// let chaos = Chaos::new(0.25, 7);
     /// assert_eq!((chaos.fault_rate, chaos.seed), (0.25, 7));
@@ -108,7 +108,7 @@ impl Chaos {
 /// On HTTP/2 the counts are of calls: each answered call, or the one a cut was planned for.
 ///
 /// ```
-/// use a2a_cli::fault_proxy::FaultCounts;
+/// use a2a_test_kit::fault_proxy::FaultCounts;
 ///
 /// let counts = FaultCounts::default();
 /// assert_eq!((counts.passed, counts.faulted()), (0, 0));
@@ -132,7 +132,7 @@ impl FaultCounts {
     /// Connections that were broken.
     ///
     /// ```
-    /// use a2a_cli::fault_proxy::{Fault, FaultProxy};
+    /// use a2a_test_kit::fault_proxy::{Fault, FaultProxy};
     ///
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() -> std::io::Result<()> {
@@ -192,7 +192,7 @@ impl Planner {
 /// A running proxy; it stops when dropped.
 ///
 /// ```
-/// use a2a_cli::fault_proxy::{Fault, FaultProxy};
+/// use a2a_test_kit::fault_proxy::{Fault, FaultProxy};
 ///
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() -> std::io::Result<()> {
@@ -215,7 +215,7 @@ impl FaultProxy {
     /// Starts a proxy in front of `upstream` that passes every connection until told otherwise.
     ///
     /// ```
-    /// use a2a_cli::fault_proxy::FaultProxy;
+    /// use a2a_test_kit::fault_proxy::FaultProxy;
     ///
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() -> std::io::Result<()> {
@@ -260,7 +260,7 @@ impl FaultProxy {
     /// From now on, connections with no planned fault draw one as `chaos` says.
     ///
     /// ```
-    /// use a2a_cli::fault_proxy::{Chaos, Fault, FaultProxy};
+    /// use a2a_test_kit::fault_proxy::{Chaos, Fault, FaultProxy};
     ///
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() -> std::io::Result<()> {
@@ -278,7 +278,7 @@ impl FaultProxy {
     /// Plans faults for the next connections, in order.
     ///
     /// ```
-    /// use a2a_cli::fault_proxy::{Fault, FaultProxy};
+    /// use a2a_test_kit::fault_proxy::{Fault, FaultProxy};
     ///
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() -> std::io::Result<()> {
@@ -295,7 +295,7 @@ impl FaultProxy {
     /// The proxy's base URL.
     ///
     /// ```
-    /// use a2a_cli::fault_proxy::FaultProxy;
+    /// use a2a_test_kit::fault_proxy::FaultProxy;
     ///
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() -> std::io::Result<()> {
@@ -312,7 +312,7 @@ impl FaultProxy {
     /// Where it listens.
     ///
     /// ```
-    /// use a2a_cli::fault_proxy::FaultProxy;
+    /// use a2a_test_kit::fault_proxy::FaultProxy;
     ///
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() -> std::io::Result<()> {
@@ -329,7 +329,7 @@ impl FaultProxy {
     /// How many connections it has accepted.
     ///
     /// ```
-    /// use a2a_cli::fault_proxy::FaultProxy;
+    /// use a2a_test_kit::fault_proxy::FaultProxy;
     ///
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() -> std::io::Result<()> {
@@ -350,7 +350,7 @@ impl FaultProxy {
     /// What the connections so far met (those still open are not counted yet).
     ///
     /// ```
-    /// use a2a_cli::fault_proxy::FaultProxy;
+    /// use a2a_test_kit::fault_proxy::FaultProxy;
     ///
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() -> std::io::Result<()> {
