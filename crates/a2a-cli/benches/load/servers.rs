@@ -136,13 +136,13 @@ pub fn start(kind: &Kind, postgres: &str) -> Server {
             let baseline = std::env::var_os("A2A_BENCH_BASELINE")
                 .map(PathBuf::from)
                 .expect("A2A_BENCH_BASELINE names the baseline a2a binary");
-            start_a2a(
-                &baseline,
-                store,
-                postgres,
-                &["--max-keys-per-caller", "10000000"],
-                "info",
-            )
+            // A build from before the unauthenticated key share has no flag for it.
+            let quotas = if serves_with(&baseline, "--max-unauthenticated-keys") {
+                OURS_QUOTAS
+            } else {
+                &OURS_QUOTAS[..2]
+            };
+            start_a2a(&baseline, store, postgres, quotas, "info")
         }
         Kind::Floor => {
             let exe = std::env::current_exe().expect("the bench binary");
@@ -166,6 +166,14 @@ pub fn start(kind: &Kind, postgres: &str) -> Server {
             ready(child, port, None)
         }
     }
+}
+
+/// Whether `a2a serve` of the build at `a2a` takes `flag`.
+fn serves_with(a2a: &std::path::Path, flag: &str) -> bool {
+    std::process::Command::new(a2a)
+        .args(["serve", "--help"])
+        .output()
+        .is_ok_and(|help| String::from_utf8_lossy(&help.stdout).contains(flag))
 }
 
 /// `a2a serve` of this build on `store`, with `extra` arguments.
