@@ -4,8 +4,8 @@
 use std::fmt::Write as _;
 
 use a2a_protocol_types::{
-    AgentCard, ListTasksResponse, Message, Part, PartContent, SendMessageResponse, StreamResponse,
-    Task, TaskState,
+    AgentCard, Artifact, ListTasksResponse, Message, Part, PartContent, SendMessageResponse,
+    StreamResponse, Task, TaskState,
 };
 use serde::Serialize;
 
@@ -113,12 +113,15 @@ pub(crate) fn task_text(task: &Task) -> String {
         task.context_id,
         state_name(task.status.state)
     );
+    text.push_str(&outcome_lines(task));
+    text
+}
+
+/// A task's artifacts and its status message, a line each.
+fn outcome_lines(task: &Task) -> String {
+    let mut text = String::new();
     for artifact in &task.artifacts {
-        let name = artifact
-            .name
-            .as_deref()
-            .unwrap_or(artifact.artifact_id.as_str());
-        let _ = writeln!(text, "artifact  {name}: {}", parts_text(&artifact.parts));
+        let _ = writeln!(text, "{}", artifact_line(artifact, false));
     }
     if let Some(message) = &task.status.message {
         let _ = writeln!(text, "message   {}", message_text(message));
@@ -126,15 +129,36 @@ pub(crate) fn task_text(task: &Task) -> String {
     text
 }
 
-/// One stream event, as one line.
+fn artifact_line(artifact: &Artifact, more: bool) -> String {
+    let name = artifact
+        .name
+        .as_deref()
+        .unwrap_or(artifact.artifact_id.as_str());
+    format!(
+        "artifact  {name}{}: {}",
+        if more { " (more)" } else { "" },
+        parts_text(&artifact.parts)
+    )
+}
+
+/// One stream event, as one line; a task, as a stream may answer with a finished one, also
+/// with its artifacts and status message, a line each.
 pub(crate) fn event_line(event: &StreamResponse) -> String {
     match event {
-        StreamResponse::Task(task) => format!(
-            "task      {} ({}) in context {}",
-            task.id,
-            state_name(task.status.state),
-            task.context_id
-        ),
+        StreamResponse::Task(task) => {
+            let head = format!(
+                "task      {} ({}) in context {}",
+                task.id,
+                state_name(task.status.state),
+                task.context_id
+            );
+            let outcome = outcome_lines(task);
+            if outcome.is_empty() {
+                head
+            } else {
+                format!("{head}\n{}", outcome.trim_end())
+            }
+        }
         StreamResponse::Message(message) => format!("reply     {}", message_text(message)),
         StreamResponse::StatusUpdate(update) => {
             let mut line = format!("status    {}", state_name(update.status.state));
@@ -143,37 +167,42 @@ pub(crate) fn event_line(event: &StreamResponse) -> String {
             }
             line
         }
-        StreamResponse::ArtifactUpdate(update) => {
-            let artifact = &update.artifact;
-            let name = artifact
-                .name
-                .as_deref()
-                .unwrap_or(artifact.artifact_id.as_str());
-            format!(
-                "artifact  {name}{}: {}",
-                if update.append { " (more)" } else { "" },
-                parts_text(&artifact.parts)
-            )
-        }
+        StreamResponse::ArtifactUpdate(update) => artifact_line(&update.artifact, update.append),
     }
 }
 
 /// A page of tasks as a table, with how to get the next page.
 pub(crate) fn task_table(page: &ListTasksResponse) -> String {
-    let mut text = format!("{:<38} {:<15} {:<25} CONTEXT\n", "TASK", "STATE", "UPDATED");
-    for task in &page.tasks {
-        let updated = task
-            .status
-            .timestamp
-            .map(|t| t.to_string())
-            .unwrap_or_default();
+    let rows: Vec<[String; 4]> = page
+        .tasks
+        .iter()
+        .map(|task| {
+            let updated = task.status.timestamp.map(|t| t.to_string());
+            [
+                task.id.to_string(),
+                state_name(task.status.state),
+                updated.unwrap_or_default(),
+                task.context_id.to_string(),
+            ]
+        })
+        .collect();
+    // Each column as wide as its widest cell: ids and timestamps vary in length (a peer may
+    // write nanoseconds), and a fixed width let a long one push the next column out of line.
+    let header = ["TASK", "STATE", "UPDATED", "CONTEXT"].map(str::to_owned);
+    let width = |column: usize| {
+        std::iter::once(&header)
+            .chain(&rows)
+            .map(|row| row[column].chars().count())
+            .max()
+            .unwrap_or(0)
+    };
+    let (id, state, updated) = (width(0), width(1), width(2));
+    let mut text = String::new();
+    for row in std::iter::once(&header).chain(&rows) {
         let _ = writeln!(
             text,
-            "{:<38} {:<15} {:<25} {}",
-            task.id.as_str(),
-            state_name(task.status.state),
-            updated,
-            task.context_id
+            "{:<id$} {:<state$} {:<updated$} {}",
+            row[0], row[1], row[2], row[3]
         );
     }
     let _ = write!(text, "{} of {} tasks", page.tasks.len(), page.total_size);
@@ -235,5 +264,60 @@ mod tests {
         assert!(text.contains("task      t-1"), "{text}");
         assert!(text.contains("state     completed"), "{text}");
         assert!(text.contains("artifact  echo: hi"), "{text}");
+    }
+
+    /// A stream answered with a finished task (as some agents answer) shows what the task
+    /// produced, not only its id.
+    #[test]
+    fn a_task_event_shows_its_artifacts_and_message() {
+        let mut status = TaskStatus::new(TaskState::Completed);
+        status.message = Some(Message::agent_text("all done"));
+        let mut task = Task::new("t-1", "c-1", status);
+        task.artifacts.push(
+            a2a_protocol_types::Artifact::new("a-1", vec![Part::text("hi")]).with_name("echo"),
+        );
+        let text = event_line(&StreamResponse::Task(task));
+        assert_eq!(
+            text,
+            "task      t-1 (completed) in context c-1\nartifact  echo: hi\nmessage   all done"
+        );
+    }
+
+    /// Columns line up whatever the length of the timestamps and ids in them.
+    #[test]
+    fn the_task_table_lines_up_with_long_timestamps() {
+        let stamped = |id: &str, stamp: &str| {
+            let mut status = TaskStatus::new(TaskState::Working);
+            status.timestamp = Some(stamp.parse().expect("a timestamp"));
+            Task::new(id, "c-1", status)
+        };
+        let page = ListTasksResponse {
+            tasks: vec![
+                stamped("t-1", "2026-12-07T10:00:00Z"),
+                stamped(
+                    "a-much-longer-task-id-0123456789-0123456789",
+                    "2026-12-07T10:00:00.123456789Z",
+                ),
+            ],
+            total_size: 2,
+            ..Default::default()
+        };
+        let text = task_table(&page);
+        let columns: Vec<Vec<usize>> = text
+            .lines()
+            .take(3)
+            .map(|line| {
+                let cells = [
+                    "t-1", "a-much", "TASK", "working", "STATE", "2026", "UPDATED", "c-1",
+                    "CONTEXT",
+                ];
+                let mut starts: Vec<usize> =
+                    cells.iter().filter_map(|cell| line.find(cell)).collect();
+                starts.sort_unstable();
+                starts.dedup();
+                starts
+            })
+            .collect();
+        assert!(columns.windows(2).all(|pair| pair[0] == pair[1]), "{text}");
     }
 }
