@@ -200,52 +200,42 @@ impl PushStore for PostgresTaskStore {
         delivery: &PushDelivery,
         settled: &DeliverySettled,
     ) -> Result<(), StoreError> {
-        let key = (
-            delivery.tenant.as_str(),
-            delivery.config.task_id.as_str(),
-            delivery.config.id.as_str(),
-            i64::try_from(delivery.generation).unwrap_or(i64::MAX),
-        );
-        let query = match settled {
-            DeliverySettled::Delivered => sqlx::query(
+        let generation = i64::try_from(delivery.generation).unwrap_or(i64::MAX);
+        let (due, error, dead) = match settled {
+            DeliverySettled::Delivered => (None, None, false),
+            DeliverySettled::Retry { at, error } => (Some(epoch_millis(*at)), Some(error), false),
+            DeliverySettled::Dead { error } => (Some(now_millis()), Some(error), true),
+        };
+        let statement = match due {
+            None => sqlx::query(
                 "DELETE FROM a2a_push_outbox \
                  WHERE tenant = $1 AND task_id = $2 AND config_id = $3 AND generation = $4 \
                    AND claimed_by = $5",
-            )
-            .bind(key.0)
-            .bind(key.1)
-            .bind(key.2)
-            .bind(key.3)
-            .bind(claimant),
-            DeliverySettled::Retry { at, error } => sqlx::query(
+            ),
+            // One statement for a retry and a dead letter: a retry leaves `dead` as it is
+            // (false: only a live notification is claimed).
+            Some(_) => sqlx::query(
                 "UPDATE a2a_push_outbox SET attempts = attempts + 1, due_millis = $6, \
-                   last_error = $7, claimed_by = NULL, claimed_until_millis = 0 \
+                   last_error = $7, dead = (dead OR $8), claimed_by = NULL, \
+                   claimed_until_millis = 0 \
                  WHERE tenant = $1 AND task_id = $2 AND config_id = $3 AND generation = $4 \
                    AND claimed_by = $5",
-            )
-            .bind(key.0)
-            .bind(key.1)
-            .bind(key.2)
-            .bind(key.3)
-            .bind(claimant)
-            .bind(epoch_millis(*at))
-            .bind(error.as_str()),
-            DeliverySettled::Dead { error } => sqlx::query(
-                "UPDATE a2a_push_outbox SET attempts = attempts + 1, due_millis = $6, \
-                   last_error = $7, dead = $8, claimed_by = NULL, claimed_until_millis = 0 \
-                 WHERE tenant = $1 AND task_id = $2 AND config_id = $3 AND generation = $4 \
-                   AND claimed_by = $5",
-            )
-            .bind(key.0)
-            .bind(key.1)
-            .bind(key.2)
-            .bind(key.3)
-            .bind(claimant)
-            .bind(now_millis())
-            .bind(error.as_str())
-            .bind(true),
+            ),
         };
-        query.execute(&self.pool).await.map_err(classify)?;
+        let statement = statement
+            .bind(delivery.tenant.as_str())
+            .bind(delivery.config.task_id.as_str())
+            .bind(delivery.config.id.as_str())
+            .bind(generation)
+            .bind(claimant);
+        let statement = match due {
+            None => statement,
+            Some(due) => statement
+                .bind(due)
+                .bind(error.map(String::as_str))
+                .bind(dead),
+        };
+        statement.execute(&self.pool).await.map_err(classify)?;
         Ok(())
     }
 
