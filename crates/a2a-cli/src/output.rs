@@ -171,6 +171,17 @@ pub(crate) fn event_line(event: &StreamResponse) -> String {
     }
 }
 
+/// The line naming the task a stream is about, for a stream whose first event does not (a
+/// status or artifact update first, as some agents send): `None` when the event names it.
+pub(crate) fn stream_opening(first: &StreamResponse) -> Option<String> {
+    let (task, context) = match first {
+        StreamResponse::StatusUpdate(update) => (&update.task_id, &update.context_id),
+        StreamResponse::ArtifactUpdate(update) => (&update.task_id, &update.context_id),
+        StreamResponse::Task(_) | StreamResponse::Message(_) => return None,
+    };
+    Some(format!("task      {task} in context {context}"))
+}
+
 /// A page of tasks as a table, with how to get the next page.
 pub(crate) fn task_table(page: &ListTasksResponse) -> String {
     let rows: Vec<[String; 4]> = page
@@ -281,6 +292,24 @@ mod tests {
             text,
             "task      t-1 (completed) in context c-1\nartifact  echo: hi\nmessage   all done"
         );
+    }
+
+    /// A stream that opens with an update, not the task, still says which task it is about.
+    #[test]
+    fn a_stream_opening_with_an_update_names_its_task() {
+        let update = StreamResponse::StatusUpdate(a2a_protocol_types::TaskStatusUpdateEvent {
+            task_id: "t-9".into(),
+            context_id: "c-9".into(),
+            status: TaskStatus::new(TaskState::Working),
+            metadata: None,
+            generation: 0,
+        });
+        assert_eq!(
+            stream_opening(&update).as_deref(),
+            Some("task      t-9 in context c-9")
+        );
+        let task = Task::new("t-9", "c-9", TaskStatus::new(TaskState::Submitted));
+        assert_eq!(stream_opening(&StreamResponse::Task(task)), None);
     }
 
     /// Columns line up whatever the length of the timestamps and ids in them.

@@ -157,9 +157,16 @@ pub(crate) async fn send(args: SendArgs, output: Output) -> Result<(), Failure> 
             .send_streaming_message(request)
             .await
             .map_err(|e| cut_off(&e))?;
+        let mut first = true;
         while let Some(event) = events.next().await {
             let event = event.map_err(|e| cut_off(&e))?;
             outcome.note_event(&event);
+            if std::mem::take(&mut first)
+                && !output.json
+                && let Some(line) = output::stream_opening(&event)
+            {
+                say(&line);
+            }
             output.event(&event)?;
         }
     } else {
