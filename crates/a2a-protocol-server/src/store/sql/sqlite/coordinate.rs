@@ -53,7 +53,10 @@ impl Coordination for SqliteTaskStore {
     }
 
     async fn request_cancel(&self, task: &TaskRef) -> Result<(), StoreError> {
-        let (tenant, id) = (self.task_tenant(&task.tenant), task.id.to_string());
+        let (tenant, id) = (
+            self.task_tenant(&task.tenant).to_owned(),
+            task.id.to_string(),
+        );
         self.execute(
             "UPDATE a2a_tasks SET cancel_requested = TRUE \
              WHERE tenant = ?1 AND id = ?2 AND terminal = FALSE",
@@ -78,7 +81,10 @@ impl Coordination for SqliteTaskStore {
     }
 
     async fn grant_lease(&self, task: &TaskRef, ttl: Duration) -> Result<(), StoreError> {
-        let (tenant, id) = (self.task_tenant(&task.tenant), task.id.to_string());
+        let (tenant, id) = (
+            self.task_tenant(&task.tenant).to_owned(),
+            task.id.to_string(),
+        );
         let ttl = millis(ttl);
         self.execute(
             "UPDATE a2a_tasks SET lease_ttl_millis = ?1, lease_deadline_millis = ?2 \
@@ -90,7 +96,10 @@ impl Coordination for SqliteTaskStore {
     }
 
     async fn renew_lease(&self, task: &TaskRef) -> Result<bool, StoreError> {
-        let (tenant, id) = (self.task_tenant(&task.tenant), task.id.to_string());
+        let (tenant, id) = (
+            self.task_tenant(&task.tenant).to_owned(),
+            task.id.to_string(),
+        );
         let renewed = self
             .execute(
                 "UPDATE a2a_tasks SET lease_deadline_millis = ?1 + lease_ttl_millis \
@@ -123,7 +132,7 @@ impl Coordination for SqliteTaskStore {
 
     async fn follow(&self, task: &TaskRef, process: &str, ttl: Duration) -> Result<(), StoreError> {
         let (tenant, id, process) = (
-            self.task_tenant(&task.tenant),
+            self.task_tenant(&task.tenant).to_owned(),
             task.id.to_string(),
             process.to_owned(),
         );
@@ -150,7 +159,10 @@ impl Coordination for SqliteTaskStore {
         task: &TaskRef,
         generation: u64,
     ) -> Result<Vec<StreamResponse>, StoreError> {
-        let (tenant, id) = (self.task_tenant(&task.tenant), task.id.to_string());
+        let (tenant, id) = (
+            self.task_tenant(&task.tenant).to_owned(),
+            task.id.to_string(),
+        );
         self.database
             .read(move |connection| {
                 // A row holds the events of one write under the last one's generation, so the

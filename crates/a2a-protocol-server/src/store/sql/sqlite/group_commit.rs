@@ -14,13 +14,14 @@ use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use rusqlite::{Connection, OptionalExtension as _, params};
+use rusqlite::{Connection, params};
 use tokio::sync::oneshot;
 
 use super::classify;
+use super::statement::{execute, row};
+use super::tasks::{Claimed, claim_key};
 use crate::store::sql::{
-    EncodedTask, caller_column, encode_events, encode_push_config, event_rows, holder_outcome,
-    now_millis,
+    EncodedTask, caller_column, encode_events, encode_push_config, event_rows, now_millis,
 };
 use crate::store::{KeyClaim, StoreError, TaskWrite, WriteOutcome};
 
@@ -390,6 +391,7 @@ fn apply(connection: &Connection, write: &OwnedWrite) -> Result<WriteOutcome, St
         },
         None => None,
     };
+    let task = &write.task;
     let now = now_millis();
     // ?12 is the caller recorded on a new task, or the revision an update expects.
     let (sql, last): (&str, &dyn rusqlite::ToSql) = match &write.expected {
@@ -411,168 +413,89 @@ fn apply(connection: &Connection, write: &OwnedWrite) -> Result<WriteOutcome, St
             revision,
         ),
     };
-    let written = connection
-        .prepare_cached(sql)
-        .and_then(|mut statement| {
-            statement.execute(params![
-                write.task.tenant,
-                write.task.id,
-                write.task.context_id,
-                write.task.state,
-                write.task.status_millis,
-                now,
-                write.task.terminal,
-                write.task.head,
-                write.task.generation,
-                write.task.owner,
-                write.task.recoveries,
-                last,
-            ])
-        })
-        .map_err(classify)?;
+    let written = execute(
+        connection,
+        sql,
+        params![
+            task.tenant,
+            task.id,
+            task.context_id,
+            task.state,
+            task.status_millis,
+            now,
+            task.terminal,
+            task.head,
+            task.generation,
+            task.owner,
+            task.recoveries,
+            last,
+        ],
+    )?;
     if written == 0 {
         if let Some((claim, token)) = token {
             // Undone here rather than by a savepoint: the row this write just took.
-            connection
-                .prepare_cached(
-                    "DELETE FROM a2a_idempotency_keys \
-                     WHERE tenant = ?1 AND caller = ?2 AND idempotency_key = ?3 AND claim_token = ?4",
-                )
-                .and_then(|mut statement| {
-                    statement.execute(params![
-                        claim.scope.tenant,
-                        caller_column(&claim.scope),
-                        claim.key.as_str(),
-                        token
-                    ])
-                })
-                .map_err(classify)?;
+            execute(
+                connection,
+                "DELETE FROM a2a_idempotency_keys \
+                 WHERE tenant = ?1 AND caller = ?2 AND idempotency_key = ?3 AND claim_token = ?4",
+                params![
+                    claim.scope.tenant,
+                    caller_column(&claim.scope),
+                    claim.key.as_str(),
+                    token
+                ],
+            )?;
         }
         return Ok(WriteOutcome::Stale);
     }
-    if !write.task.messages.is_empty() {
-        let mut insert = connection
-            .prepare_cached(
-                "INSERT INTO a2a_task_messages (tenant, task_id, seq, body) VALUES (?1, ?2, ?3, ?4)",
-            )
-            .map_err(classify)?;
-        for (seq, body) in &write.task.messages {
-            insert
-                .execute(params![write.task.tenant, write.task.id, seq, body])
-                .map_err(classify)?;
-        }
+    for (seq, body) in &task.messages {
+        execute(
+            connection,
+            "INSERT INTO a2a_task_messages (tenant, task_id, seq, body) VALUES (?1, ?2, ?3, ?4)",
+            params![task.tenant, task.id, seq, body],
+        )?;
     }
     if let Some((id, body)) = &write.push_config {
-        connection
-            .prepare_cached(
-                "INSERT INTO a2a_push_configs (tenant, task_id, id, body, created_millis) \
-                 VALUES (?1, ?2, ?3, ?4, ?5) \
-                 ON CONFLICT (tenant, task_id, id) DO UPDATE SET body = excluded.body",
-            )
-            .and_then(|mut statement| {
-                statement.execute(params![write.task.tenant, write.task.id, id, body, now])
-            })
-            .map_err(classify)?;
+        execute(
+            connection,
+            "INSERT INTO a2a_push_configs (tenant, task_id, id, body, created_millis) \
+             VALUES (?1, ?2, ?3, ?4, ?5) \
+             ON CONFLICT (tenant, task_id, id) DO UPDATE SET body = excluded.body",
+            params![task.tenant, task.id, id, body, now],
+        )?;
     }
     for (generation, row) in &write.event_rows {
-        connection
-            .prepare_cached(
-                "INSERT INTO a2a_task_events (tenant, task_id, generation, body, created_millis) \
-                 VALUES (?1, ?2, ?3, ?4, ?5) \
-                 ON CONFLICT (tenant, task_id, generation) DO NOTHING",
-            )
-            .and_then(|mut statement| {
-                statement.execute(params![
-                    write.task.tenant,
-                    write.task.id,
-                    generation,
-                    row,
-                    now
-                ])
-            })
-            .map_err(classify)?;
+        execute(
+            connection,
+            "INSERT INTO a2a_task_events (tenant, task_id, generation, body, created_millis) \
+             VALUES (?1, ?2, ?3, ?4, ?5) \
+             ON CONFLICT (tenant, task_id, generation) DO NOTHING",
+            params![task.tenant, task.id, generation, row, now],
+        )?;
     }
     // The outbox: a notification per push config of the task, in the same transaction, so
     // none is lost and none announces an event not written. Most tasks have no config: one
     // look says so for all the write's events.
     let pushes = !write.events.is_empty()
-        && connection
-            .prepare_cached("SELECT 1 FROM a2a_push_configs WHERE tenant = ?1 AND task_id = ?2")
-            .and_then(|mut statement| statement.exists(params![write.task.tenant, write.task.id]))
-            .map_err(classify)?;
+        && row(
+            connection,
+            "SELECT 1 FROM a2a_push_configs WHERE tenant = ?1 AND task_id = ?2",
+            params![task.tenant, task.id],
+            |_| Ok(()),
+        )?
+        .is_some();
     for (generation, event) in write.events.iter().filter(|_| pushes) {
-        let args = params![write.task.tenant, write.task.id, generation, event, now];
-        connection
-            .prepare_cached(
-                "INSERT INTO a2a_push_outbox \
-                   (tenant, task_id, config_id, generation, body, due_millis, created_millis) \
-                 SELECT tenant, task_id, id, ?3, ?4, ?5, ?5 FROM a2a_push_configs \
-                 WHERE tenant = ?1 AND task_id = ?2 \
-                 ON CONFLICT (tenant, task_id, config_id, generation) DO NOTHING",
-            )
-            .and_then(|mut statement| statement.execute(args))
-            .map_err(classify)?;
+        execute(
+            connection,
+            "INSERT INTO a2a_push_outbox \
+               (tenant, task_id, config_id, generation, body, due_millis, created_millis) \
+             SELECT tenant, task_id, id, ?3, ?4, ?5, ?5 FROM a2a_push_configs \
+             WHERE tenant = ?1 AND task_id = ?2 \
+             ON CONFLICT (tenant, task_id, config_id, generation) DO NOTHING",
+            params![task.tenant, task.id, generation, event, now],
+        )?;
     }
     Ok(WriteOutcome::Written)
-}
-
-/// What taking a key found.
-pub(super) enum Claimed {
-    /// This write took it; its row carries this token.
-    Ours(String),
-    /// Another send holds it.
-    Held(crate::store::ClaimOutcome),
-}
-
-/// Takes the key, or says who holds it. The row carries a token only this claim knows, so
-/// the row returned is this claim's exactly when the token is.
-pub(super) fn claim_key(connection: &Connection, claim: &KeyClaim) -> Result<Claimed, StoreError> {
-    let token = uuid::Uuid::new_v4().to_string();
-    let holder = connection
-        .prepare_cached(
-            "INSERT INTO a2a_idempotency_keys \
-               (tenant, caller, idempotency_key, message_id, task_id, claim_token, created_millis) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) \
-             ON CONFLICT (tenant, caller, idempotency_key) \
-               DO UPDATE SET idempotency_key = excluded.idempotency_key \
-             RETURNING message_id, task_id, claim_token",
-        )
-        .and_then(|mut statement| {
-            statement
-                .query_row(
-                    params![
-                        claim.scope.tenant,
-                        caller_column(&claim.scope),
-                        claim.key.as_str(),
-                        claim.message_id.as_str(),
-                        claim.task_id.as_str(),
-                        token,
-                        now_millis(),
-                    ],
-                    |row| {
-                        Ok((
-                            row.get::<_, String>(0)?,
-                            row.get::<_, String>(1)?,
-                            row.get::<_, String>(2)?,
-                        ))
-                    },
-                )
-                .optional()
-        })
-        .map_err(classify)?;
-    match holder {
-        Some((_, _, holder_token)) if holder_token == token => Ok(Claimed::Ours(token)),
-        Some((message_id, task_id, _)) => {
-            Ok(Claimed::Held(holder_outcome(claim, &message_id, task_id)))
-        }
-        None => Err(StoreError::Backend(
-            format!(
-                "claiming an idempotency key for task {} returned no row",
-                claim.task_id
-            )
-            .into(),
-        )),
-    }
 }
 
 #[cfg(test)]

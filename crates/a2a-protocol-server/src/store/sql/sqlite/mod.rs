@@ -108,12 +108,8 @@ impl SqliteTaskStore {
     }
 
     /// The tenant a task's rows are kept under: its own in a tenant-aware store, else `''`.
-    fn task_tenant(&self, tenant: &str) -> String {
-        if self.tenant_aware {
-            tenant.to_owned()
-        } else {
-            String::new()
-        }
+    fn task_tenant<'a>(&self, tenant: &'a str) -> &'a str {
+        if self.tenant_aware { tenant } else { "" }
     }
 
     /// Runs one statement on the writer's connection, with the parameters `args` makes

@@ -35,7 +35,7 @@ impl PushStore for SqliteTaskStore {
         config: &TaskPushNotificationConfig,
         max_per_task: usize,
     ) -> Result<PushConfigSaved, StoreError> {
-        let tenant = self.task_tenant(tenant);
+        let tenant = self.task_tenant(tenant).to_owned();
         let body = encode_push_config(config)?;
         let (task_id, id) = (config.task_id.to_string(), config.id.to_string());
         self.database
@@ -73,7 +73,11 @@ impl PushStore for SqliteTaskStore {
         task_id: &TaskId,
         id: &str,
     ) -> Result<Option<TaskPushNotificationConfig>, StoreError> {
-        let (tenant, task_id, id) = (self.task_tenant(tenant), task_id.to_string(), id.to_owned());
+        let (tenant, task_id, id) = (
+            self.task_tenant(tenant).to_owned(),
+            task_id.to_string(),
+            id.to_owned(),
+        );
         self.database
             .read(move |connection| {
                 row(
@@ -97,7 +101,7 @@ impl PushStore for SqliteTaskStore {
         after: Option<&str>,
         limit: usize,
     ) -> Result<Vec<TaskPushNotificationConfig>, StoreError> {
-        let (tenant, task_id) = (self.task_tenant(tenant), task_id.to_string());
+        let (tenant, task_id) = (self.task_tenant(tenant).to_owned(), task_id.to_string());
         // Ids are never empty, so "after the empty id" is "from the first".
         let after = after.unwrap_or("").to_owned();
         self.database
@@ -122,7 +126,11 @@ impl PushStore for SqliteTaskStore {
         task_id: &TaskId,
         id: &str,
     ) -> Result<bool, StoreError> {
-        let (tenant, task_id, id) = (self.task_tenant(tenant), task_id.to_string(), id.to_owned());
+        let (tenant, task_id, id) = (
+            self.task_tenant(tenant).to_owned(),
+            task_id.to_string(),
+            id.to_owned(),
+        );
         self.database
             .write(move |tx| {
                 let deleted = execute(

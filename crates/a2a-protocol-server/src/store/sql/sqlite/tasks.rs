@@ -26,7 +26,7 @@ impl TaskStore for SqliteTaskStore {
         id: &TaskId,
         known: Option<u64>,
     ) -> Result<Loaded, StoreError> {
-        let tenant = self.task_tenant(tenant);
+        let tenant = self.task_tenant(tenant).to_owned();
         let id = id.to_string();
         self.database
             .read(move |connection| {
@@ -43,7 +43,7 @@ impl TaskStore for SqliteTaskStore {
     }
 
     async fn list(&self, tenant: &str, query: &TaskQuery) -> Result<TaskPage, StoreError> {
-        let tenant = self.task_tenant(tenant);
+        let tenant = self.task_tenant(tenant).to_owned();
         let query = query.clone();
         self.database
             .read(move |connection| list(connection, &tenant, &query))
@@ -52,7 +52,7 @@ impl TaskStore for SqliteTaskStore {
 
     async fn write(&self, write: &TaskWrite<'_>) -> Result<WriteOutcome, StoreError> {
         self.database
-            .write_task(&self.task_tenant(write.tenant), write)
+            .write_task(self.task_tenant(write.tenant), write)
             .await
     }
 
@@ -68,9 +68,9 @@ impl TaskStore for SqliteTaskStore {
         let claim = claim.clone();
         self.database
             .write(move |tx| {
-                Ok(match super::group_commit::claim_key(tx, &claim)? {
-                    super::group_commit::Claimed::Ours(_) => ClaimOutcome::Claimed,
-                    super::group_commit::Claimed::Held(held) => held,
+                Ok(match claim_key(tx, &claim)? {
+                    Claimed::Ours(_) => ClaimOutcome::Claimed,
+                    Claimed::Held(held) => held,
                 })
             })
             .await
@@ -127,6 +127,58 @@ impl TaskStore for SqliteTaskStore {
 }
 
 /// The task without its history, with its revision and turn.
+/// What taking a key found.
+pub(super) enum Claimed {
+    /// This write took it; its row carries this token.
+    Ours(String),
+    /// Another send holds it.
+    Held(crate::store::ClaimOutcome),
+}
+
+/// Takes the key, or says who holds it. The row carries a token only this claim knows, so
+/// the row returned is this claim's exactly when the token is.
+pub(super) fn claim_key(connection: &Connection, claim: &KeyClaim) -> Result<Claimed, StoreError> {
+    let token = uuid::Uuid::new_v4().to_string();
+    let holder = row(
+        connection,
+        "INSERT INTO a2a_idempotency_keys \
+           (tenant, caller, idempotency_key, message_id, task_id, claim_token, created_millis) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) \
+         ON CONFLICT (tenant, caller, idempotency_key) \
+           DO UPDATE SET idempotency_key = excluded.idempotency_key \
+         RETURNING message_id, task_id, claim_token",
+        params![
+            claim.scope.tenant,
+            caller_column(&claim.scope),
+            claim.key.as_str(),
+            claim.message_id.as_str(),
+            claim.task_id.as_str(),
+            token,
+            now_millis(),
+        ],
+        |row| {
+            Ok((
+                row.get::<_, String>(0)?,
+                row.get::<_, String>(1)?,
+                row.get::<_, String>(2)?,
+            ))
+        },
+    )?;
+    match holder {
+        Some((_, _, holder_token)) if holder_token == token => Ok(Claimed::Ours(token)),
+        Some((message_id, task_id, _)) => {
+            Ok(Claimed::Held(holder_outcome(claim, &message_id, task_id)))
+        }
+        None => Err(StoreError::Backend(
+            format!(
+                "claiming an idempotency key for task {} returned no row",
+                claim.task_id
+            )
+            .into(),
+        )),
+    }
+}
+
 /// A head row: body, generation, revision, owner, cancel requested, recoveries, when the
 /// owner's heartbeat expires, caller.
 type HeadRow = (
